@@ -1,0 +1,46 @@
+// swift-tools-version: 6.0
+// taskd: the iOS background-task model as a systemd-native Linux daemon.
+// No Swift package dependencies: the toolchain's libraries, libsystemd and a small C shim.
+import PackageDescription
+
+let package = Package(
+    name: "taskd",
+    products: [
+        .library(name: "Taskd", targets: ["Taskd"]),
+        .executable(name: "taskd", targets: ["taskd"]),
+        .executable(name: "taskctl", targets: ["taskctl"]),
+    ],
+    targets: [
+        // C layer: libsystemd through pkg-config, and the Linux calls Swift cannot reach directly.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "CTaskdShim"),
+
+        // Pure core: model, time spans, target matching, the scheduler state machine.
+        .target(name: "TaskScheduling"),
+        // Unit-file syntax → task definitions, with file:line diagnostics.
+        .target(name: "TaskdConfig", dependencies: ["TaskScheduling"]),
+        // JSON, Varlink framing, the IDL and a blocking client (no libsystemd: taskctl links it).
+        .target(
+            name: "TaskdProtocol", dependencies: ["TaskScheduling", "CTaskdShim"],
+            exclude: ["io.taskd.Scheduler.varlink"]),
+        // Running handlers: commands (posix_spawn, process groups, signals) and output capture.
+        .target(name: "TaskRuntime", dependencies: ["TaskScheduling", "CTaskdShim"]),
+        // journald, sd_notify, listen fds, the Unix socket server, signals.
+        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "TaskdProtocol"]),
+        // The embedding API (backgroundTask(_:action:)) and the daemon loop.
+        .target(
+            name: "Taskd",
+            dependencies: ["TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem"]),
+        // taskctl's logic, as a library so that the executable stays thin.
+        .target(name: "TaskControl", dependencies: ["TaskdProtocol", "TaskScheduling"]),
+
+        .executableTarget(name: "taskd", dependencies: ["Taskd"]),
+        .executableTarget(name: "taskctl", dependencies: ["TaskControl"]),
+        .executableTarget(name: "weatherd", dependencies: ["Taskd"], path: "Examples/WeatherDaemon"),
+
+        .testTarget(name: "TaskSchedulingTests", dependencies: ["TaskScheduling"]),
+        .testTarget(name: "TaskdConfigTests", dependencies: ["TaskdConfig"]),
+        .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol"]),
+        .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime"]),
+    ]
+)

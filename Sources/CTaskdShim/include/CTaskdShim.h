@@ -1,0 +1,22 @@
+// Linux calls that Swift cannot reach from Glibc: variadic wrappers and _GNU_SOURCE-only declarations.
+#pragma once
+#include <sys/types.h>
+
+/// pidfd_open(2); returns the fd or -1 with errno set.
+int taskd_pidfd_open(pid_t pid);
+/// prctl(PR_SET_CHILD_SUBREAPER, 1); 0 or -1 with errno.
+int taskd_set_child_subreaper(void);
+/// memfd_create(2) with MFD_CLOEXEC; the fd or -1 with errno.
+int taskd_memfd_create(const char *name);
+/// accept4(2) with SOCK_CLOEXEC | SOCK_NONBLOCK.
+int taskd_accept(int fd);
+/// SO_PEERCRED of a connected Unix socket; 0 or -1 with errno.
+int taskd_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+/// pipe2(2) with O_CLOEXEC.
+int taskd_pipe_cloexec(int fds[2]);
+
+#include <spawn.h>
+/// posix_spawn_file_actions_addchdir_np (glibc ≥ 2.29).
+int taskd_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path);
+/// posix_spawn_file_actions_addclosefrom_np (glibc ≥ 2.34): close every fd ≥ lowfd in the child.
+int taskd_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int lowfd);

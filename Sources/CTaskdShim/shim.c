@@ -1,0 +1,37 @@
+#define _GNU_SOURCE
+#include "CTaskdShim.h"
+#include <spawn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int taskd_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+int taskd_set_child_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
+
+int taskd_memfd_create(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
+
+int taskd_accept(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK); }
+
+int taskd_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) return -1;
+    *pid = cred.pid;
+    *uid = cred.uid;
+    *gid = cred.gid;
+    return 0;
+}
+
+int taskd_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+int taskd_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
+}
+
+int taskd_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int lowfd) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowfd);
+}

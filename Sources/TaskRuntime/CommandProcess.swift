@@ -1,0 +1,216 @@
+import CTaskdShim
+@preconcurrency import Dispatch
+import Synchronization
+import TaskScheduling
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A running command handler: spawned with `posix_spawn` as the leader of its own process group,
+/// with every signal disposition reset and the mask cleared, the payload on standard input, and
+/// standard output and error captured line by line. Its exit is observed through a pidfd and a
+/// Dispatch source, so no thread blocks in `waitpid`.
+public final class CommandProcess: Sendable {
+    /// The leader's pid, which is also the process group id.
+    public let pid: pid_t
+    private let queue: DispatchQueue
+    private let state: Mutex<State>
+
+    private struct State: @unchecked Sendable {
+        var exited = false
+        var sources: [any DispatchSourceProtocol] = []
+        var splitters: [Int32: LineSplitter] = [:]
+    }
+
+    /// Starts `argv` with exactly `environment` (`NAME=value`); `onOutput` gets each line, then
+    /// `onExit` gets the termination once the leader has exited and its output is drained.
+    public static func spawn(
+        argv: [String], environment: [String], workingDirectory: String?, stdin payload: String?,
+        onOutput: @escaping @Sendable (OutputLine) -> Void,
+        onExit: @escaping @Sendable (Termination) -> Void
+    ) throws(SpawnError) -> CommandProcess {
+        guard let program = argv.first else { throw SpawnError(message: "empty command line") }
+        let path = try resolve(program, environment: environment)
+
+        let stdinFD = try stdinDescriptor(payload)
+        defer { close(stdinFD) }
+        var outPipe: [Int32] = [-1, -1]
+        var errPipe: [Int32] = [-1, -1]
+        guard taskd_pipe_cloexec(&outPipe) == 0, taskd_pipe_cloexec(&errPipe) == 0 else {
+            throw SpawnError(message: "pipe: \(String(cString: strerror(errno)))")
+        }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdinFD, 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        taskd_spawn_addclosefrom(&actions, 3)
+        if let workingDirectory { taskd_spawn_addchdir(&actions, workingDirectory) }
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        sigdelset(&defaults, SIGKILL)
+        sigdelset(&defaults, SIGSTOP)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        var pid: pid_t = 0
+        let cArgv = argv.map { strdup($0) } + [nil]
+        let cEnv = environment.map { strdup($0) } + [nil]
+        defer {
+            cArgv.forEach { free($0) }
+            cEnv.forEach { free($0) }
+        }
+        let rc = posix_spawn(&pid, path, &actions, &attributes, cArgv, cEnv)
+        close(outPipe[1])
+        close(errPipe[1])
+        guard rc == 0 else {
+            close(outPipe[0])
+            close(errPipe[0])
+            throw SpawnError(message: "\(path): \(String(cString: strerror(rc)))")
+        }
+        let process = CommandProcess(pid: pid)
+        process.watch(stdout: outPipe[0], stderr: errPipe[0], onOutput: onOutput, onExit: onExit)
+        return process
+    }
+
+    private init(pid: pid_t) {
+        self.pid = pid
+        self.queue = DispatchQueue(label: "taskd.command.\(pid)")
+        self.state = Mutex(State())
+    }
+
+    /// Sends `signal` to the whole process group, unless the leader has already been reaped.
+    public func signalGroup(_ signal: Int32) {
+        let exited = state.withLock { $0.exited }
+        if !exited { kill(-pid, signal) }
+    }
+
+    private func watch(
+        stdout: Int32, stderr: Int32, onOutput: @escaping @Sendable (OutputLine) -> Void,
+        onExit: @escaping @Sendable (Termination) -> Void
+    ) {
+        state.withLock {
+            $0.splitters[stdout] = LineSplitter(stream: .stdout)
+            $0.splitters[stderr] = LineSplitter(stream: .stderr)
+        }
+        for fd in [stdout, stderr] {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { @Sendable [self] in
+                if !self.drain(fd, onOutput: onOutput) { source.cancel() }
+            }
+            source.setCancelHandler { @Sendable in close(fd) }
+            state.withLock { $0.sources.append(source) }
+            source.resume()
+        }
+        let pidfd = taskd_pidfd_open(pid)
+        if pidfd < 0 {
+            // No pidfd (old kernel): wait on a dedicated thread instead of a cooperative one.
+            let pid = self.pid
+            Thread.detach {
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                let final = status
+                self.queue.async { self.exited(status: final, stdout: stdout, stderr: stderr, onOutput, onExit) }
+            }
+            return
+        }
+        let exitSource = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
+        exitSource.setEventHandler { @Sendable [self] in
+            var status: Int32 = 0
+            let r = waitpid(self.pid, &status, WNOHANG)
+            guard r == self.pid else { return }
+            exitSource.cancel()
+            self.exited(status: status, stdout: stdout, stderr: stderr, onOutput, onExit)
+        }
+        exitSource.setCancelHandler { @Sendable in close(pidfd) }
+        exitSource.resume()
+    }
+
+    private func exited(
+        status: Int32, stdout: Int32, stderr: Int32, _ onOutput: @Sendable (OutputLine) -> Void,
+        _ onExit: @Sendable (Termination) -> Void
+    ) {
+        state.withLock { $0.exited = true }
+        ProcessReaper.shared.release(group: pid)
+        // Output written before the exit is delivered before the exit is reported.
+        _ = drain(stdout, onOutput: onOutput)
+        _ = drain(stderr, onOutput: onOutput)
+        let (sources, rest) = state.withLock { s -> ([any DispatchSourceProtocol], [OutputLine]) in
+            let rest = s.splitters.keys.sorted().flatMap { s.splitters[$0]!.finish() }
+            return (s.sources, rest)
+        }
+        rest.forEach(onOutput)
+        sources.forEach { $0.cancel() }
+        onExit(ExitStatus.termination(status))
+    }
+
+    /// Reads what is available on `fd`; false at end of stream.
+    private func drain(_ fd: Int32, onOutput: @Sendable (OutputLine) -> Void) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n > 0 {
+                let lines = state.withLock { $0.splitters[fd]?.feed(buffer[0..<n]) ?? [] }
+                lines.forEach(onOutput)
+                continue
+            }
+            if n < 0 && (errno == EINTR) { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return true }
+            let rest = state.withLock { $0.splitters[fd]?.finish() ?? [] }
+            rest.forEach(onOutput)
+            return false
+        }
+    }
+
+    private static func stdinDescriptor(_ payload: String?) throws(SpawnError) -> Int32 {
+        guard let payload else {
+            let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw SpawnError(message: "/dev/null: \(String(cString: strerror(errno)))") }
+            return fd
+        }
+        let fd = taskd_memfd_create("taskd-payload")
+        guard fd >= 0 else { throw SpawnError(message: "memfd_create: \(String(cString: strerror(errno)))") }
+        var bytes = Array(payload.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
+            if n <= 0 {
+                close(fd)
+                throw SpawnError(message: "writing the payload: \(String(cString: strerror(errno)))")
+            }
+            offset += n
+        }
+        bytes.removeAll()
+        lseek(fd, 0, SEEK_SET)
+        return fd
+    }
+
+    /// An absolute path as is; a bare name searched in the command's `PATH`.
+    static func resolve(_ program: String, environment: [String]) throws(SpawnError) -> String {
+        if program.contains("/") {
+            guard access(program, X_OK) == 0 else {
+                throw SpawnError(message: "\(program): \(String(cString: strerror(errno)))")
+            }
+            return program
+        }
+        let path = environment.last { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? "/usr/bin:/bin"
+        for dir in path.split(separator: ":") where !dir.isEmpty {
+            let candidate = "\(dir)/\(program)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        throw SpawnError(message: "\(program): not found in PATH (\(path))")
+    }
+}

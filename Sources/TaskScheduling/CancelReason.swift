@@ -1,0 +1,15 @@
+/// Why a run was cancelled; journaled as `TASK_CANCEL_REASON`.
+public enum CancelReason: String, Hashable, Sendable, CaseIterable {
+    /// The runtime budget's cancellation point came (the run then ends `expired` or `killed`).
+    case budget
+    /// `taskctl cancel` / Varlink `Cancel`.
+    case requested
+    /// A wake with another id replaced the run (`task(id:)`).
+    case superseded
+    /// The task's definition changed on reload.
+    case reconfigured
+    /// The task was removed on reload.
+    case removed
+    /// The daemon is stopping.
+    case shutdown
+}

@@ -1,0 +1,11 @@
+/// What the scheduler asks its driver to do; the driver performs these in order.
+public enum SchedulerAction: Hashable, Sendable {
+    /// Start the handler for this run.
+    case start(Run)
+    /// Signal cancellation: `KillSignal` to a command's group / cancel the Swift task.
+    case cancel(Run)
+    /// Hard stop: SIGKILL to a command's group / abandon the Swift task.
+    case kill(Run)
+    /// Report an event (to the journal and to clients watching the run).
+    case report(SchedulerEvent)
+}

@@ -1,0 +1,36 @@
+/// Resolves a target (design §2): a task name, a kind (every task of it), or `kind:identifier`.
+///
+/// A name wins over a kind: `appRefresh` means the task named `appRefresh` if there is one, and
+/// every task of kind `appRefresh` otherwise.
+public struct TargetResolver: Sendable {
+    public var keys: [TaskKey]
+
+    public init(keys: some Sequence<TaskKey>) { self.keys = keys.sorted() }
+
+    /// Every task the target names; throws when it names none.
+    public func resolve(_ target: String) throws(TargetError) -> [TaskKey] {
+        let matches = candidates(target)
+        if matches.isEmpty { throw .noSuchTask(target: target, known: keys.map(\.description)) }
+        let byName = matches.filter { $0.identifier == target }
+        if byName.count > 1 { throw .ambiguous(target: target, matches: byName.map(\.description)) }
+        return matches
+    }
+
+    /// Exactly one task (for `status`): a name or `kind:identifier`, never a kind with several tasks.
+    public func resolveOne(_ target: String) throws(TargetError) -> TaskKey {
+        let matches = try resolve(target)
+        guard matches.count == 1 else { throw .ambiguous(target: target, matches: matches.map(\.description)) }
+        return matches[0]
+    }
+
+    private func candidates(_ target: String) -> [TaskKey] {
+        if let colon = target.firstIndex(of: ":") {
+            let kind = String(target[..<colon])
+            let identifier = String(target[target.index(after: colon)...])
+            return keys.filter { $0.kind == kind && $0.identifier == identifier }
+        }
+        let byName = keys.filter { $0.identifier == target }
+        if !byName.isEmpty { return byName }
+        return keys.filter { $0.kind == target }
+    }
+}

@@ -1,0 +1,34 @@
+/// Everything the scheduler knows about one task: identity, budget, timers and handler.
+public struct TaskDefinition: Hashable, Sendable {
+    public var key: TaskKey
+    public var description: String
+    /// The whole time a run may take; cancellation is signalled `cancelGrace` before its end.
+    public var budget: TimeSpan
+    public var cancelGrace: TimeSpan
+    /// `OnStartupSec=`: each elapses once, relative to the daemon's start.
+    public var onStartup: [TimeSpan]
+    /// `OnUnitActiveSec=`: relative to the start of the task's last run (systemd semantics: no run yet, no elapse).
+    public var onUnitActive: [TimeSpan]
+    public var handler: HandlerSpec
+    /// Where the definition came from (a file path, or "swift" for code), for messages.
+    public var source: String
+
+    public init(
+        key: TaskKey, description: String = "", budget: TimeSpan? = nil, cancelGrace: TimeSpan? = nil,
+        onStartup: [TimeSpan] = [], onUnitActive: [TimeSpan] = [], handler: HandlerSpec, source: String = "swift"
+    ) {
+        self.key = key
+        self.description = description
+        self.budget = budget ?? TaskKind.defaultBudget(for: key.kind)
+        self.cancelGrace = cancelGrace ?? TaskKind.defaultCancelGrace
+        self.onStartup = onStartup
+        self.onUnitActive = onUnitActive
+        self.handler = handler
+        self.source = source
+    }
+
+    /// Offset from a run's start at which cancellation is signalled: `budget − grace`, never negative.
+    public var cancelOffset: UInt64 {
+        budget.microseconds > cancelGrace.microseconds ? budget.microseconds - cancelGrace.microseconds : 0
+    }
+}

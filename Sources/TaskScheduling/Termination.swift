@@ -1,0 +1,21 @@
+/// How a handler ended, as the runtime observed it.
+public enum Termination: Hashable, Sendable {
+    /// A command exited with this status.
+    case exited(Int32)
+    /// A command was killed by this signal.
+    case signaled(Int32)
+    /// A Swift handler returned.
+    case returned
+    /// A Swift handler threw; the error's description.
+    case threw(String)
+    /// The handler could not be started at all (for example, the executable is missing).
+    case spawnFailed(String)
+
+    /// True when the handler did its work: exit status 0 or a normal return.
+    public var isSuccess: Bool {
+        switch self {
+        case .exited(0), .returned: return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import TaskScheduling
+import TaskdProtocol
+import TaskdSystem
+
+/// Answers Varlink calls on the control socket: `org.varlink.service` and `io.taskd.Scheduler`.
+/// Every call is journaled (debug) with the peer's pid/uid/gid from SO_PEERCRED.
+struct ControlService: Sendable {
+    let daemon: Daemon
+    let journal: EventJournal
+
+    /// Serves one connection's calls in order until the client hangs up.
+    func serve(_ connection: ControlConnection) async {
+        for await call in connection.calls {
+            await handle(call, on: connection)
+        }
+    }
+
+    func handle(_ call: VarlinkCall, on channel: some ReplyChannel) async {
+        let peer = channel.peer
+        journal.daemon(
+            .request, 7, "request \(call.method) from \(peer)",
+            [
+                ("REQUEST_METHOD", call.method), ("PEER_PID", String(peer.pid)), ("PEER_UID", String(peer.uid)),
+                ("PEER_GID", String(peer.gid)),
+            ])
+        do {
+            try await dispatch(call, on: channel)
+        } catch let error as TargetError {
+            switch error {
+            case .noSuchTask(let target, let known):
+                channel.send(.error(SchedulerInterface.noSuchTask, ["target": .string(target), "known": .array(known.map { .string($0) })]))
+            case .ambiguous(let target, let matches):
+                channel.send(
+                    .error(SchedulerInterface.ambiguousTarget, ["target": .string(target), "matches": .array(matches.map { .string($0) })]))
+            }
+        } catch let error as ParameterError {
+            reject(call, peer: peer, reason: "invalid parameter '\(error.name)': \(error.reason)")
+            channel.send(.error(VarlinkServiceInterface.invalidParameter, ["parameter": .string(error.name)]))
+        } catch DaemonError.shuttingDown {
+            channel.send(.error(SchedulerInterface.shuttingDown))
+        } catch {
+            channel.send(.error(SchedulerInterface.invalidRequest, ["reason": .string("\(error)")]))
+        }
+    }
+
+    private func reject(_ call: VarlinkCall, peer: PeerCredentials, reason: String) {
+        journal.daemon(
+            .requestRejected, 4, "rejected \(call.method) from \(peer): \(reason)",
+            [("REQUEST_METHOD", call.method), ("PEER_PID", String(peer.pid)), ("PEER_UID", String(peer.uid))])
+    }
+
+    private func dispatch(_ call: VarlinkCall, on channel: some ReplyChannel) async throws {
+        let p = Parameters(call.parameters)
+        switch call.method {
+        case VarlinkServiceInterface.getInfo:
+            try p.only([])
+            channel.send(
+                VarlinkReply(parameters: [
+                    "vendor": "taskd", "product": "taskd", "version": .string(TaskdVersion.current),
+                    "url": "file:///usr/share/doc/taskd/README.md",
+                    "interfaces": .array([.string(VarlinkServiceInterface.name), .string(SchedulerInterface.name)]),
+                ]))
+        case VarlinkServiceInterface.getInterfaceDescription:
+            try p.only(["interface"])
+            let name = try p.string("interface")
+            switch name {
+            case SchedulerInterface.name:
+                channel.send(VarlinkReply(parameters: ["description": .string(SchedulerInterface.description)]))
+            case VarlinkServiceInterface.name:
+                channel.send(VarlinkReply(parameters: ["description": .string(VarlinkServiceInterface.description)]))
+            default:
+                channel.send(.error(VarlinkServiceInterface.interfaceNotFound, ["interface": .string(name)]))
+            }
+        case SchedulerInterface.wake:
+            try p.only(["target", "id", "payload"])
+            let target = try p.string("target")
+            let id = try p.optionalString("id")
+            let payload = try p.optionalObject("payload")
+            try await wake(target: target, id: id, payload: payload, more: call.more, on: channel)
+        case SchedulerInterface.list:
+            try p.only([])
+            let tasks = await daemon.list()
+            channel.send(VarlinkReply(parameters: ["tasks": .array(tasks.map(\.json))]))
+        case SchedulerInterface.status:
+            try p.only(["name"])
+            let info = try await daemon.status(name: try p.string("name"))
+            channel.send(VarlinkReply(parameters: ["task": info.json]))
+        case SchedulerInterface.cancel:
+            try p.only(["target"])
+            let runs = try await daemon.cancel(target: try p.string("target"))
+            channel.send(VarlinkReply(parameters: ["runs": .array(runs.map(\.json))]))
+        default:
+            let interface = call.method.split(separator: ".").dropLast().joined(separator: ".")
+            if interface == SchedulerInterface.name || interface == VarlinkServiceInterface.name {
+                reject(call, peer: channel.peer, reason: "no such method")
+                channel.send(.error(VarlinkServiceInterface.methodNotFound, ["method": .string(call.method)]))
+            } else {
+                reject(call, peer: channel.peer, reason: "no such interface")
+                channel.send(.error(VarlinkServiceInterface.interfaceNotFound, ["interface": .string(interface)]))
+            }
+        }
+    }
+
+    private func wake(target: String, id: String?, payload: JSONValue?, more: Bool, on channel: some ReplyChannel)
+        async throws
+    {
+        let (runs, updates) = try await daemon.wake(
+            target: target, id: id, payload: payload?.description, watch: more)
+        guard more, let updates else {
+            channel.send(VarlinkReply(parameters: ["runs": .array(runs.map(\.json))]))
+            return
+        }
+        var latest = runs
+        func reply() {
+            let done = latest.allSatisfy(\.hasEnded)
+            channel.send(VarlinkReply(parameters: ["runs": .array(latest.map(\.json))], continues: !done))
+        }
+        reply()
+        if latest.allSatisfy(\.hasEnded) { return }
+        for await update in updates {
+            guard let index = latest.firstIndex(where: { $0.runId == update.runId }) else { continue }
+            var info = update
+            info.coalesced = latest[index].coalesced
+            if info.state == latest[index].state { continue }
+            latest[index] = info
+            if channel.isClosed { return }
+            reply()
+            if latest.allSatisfy(\.hasEnded) { return }
+        }
+    }
+}

@@ -1,0 +1,5 @@
+/// Requests the daemon refuses for a reason other than the target.
+enum DaemonError: Error, Sendable {
+    /// The daemon is stopping and starts no new runs.
+    case shuttingDown
+}

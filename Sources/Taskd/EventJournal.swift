@@ -1,0 +1,107 @@
+import TaskScheduling
+import TaskdSystem
+
+/// Turns scheduler events and daemon events into journal entries (design §7): a readable
+/// `MESSAGE`, a `PRIORITY`, the event's `MESSAGE_ID` and the run's `TASK_*` fields.
+struct EventJournal: Sendable {
+    let backend: any LogBackend
+
+    func report(_ event: SchedulerEvent) {
+        let run = event.run
+        let name = run.key.identifier
+        let short = String(run.id.prefix(8))
+        var entry: LogEntry
+        switch event {
+        case .started:
+            entry = Self.entry(
+                .runStarted, 6,
+                "\(name): run \(short) started (trigger \(run.trigger.rawValue), budget \(run.budget))")
+        case .coalesced(_, let trigger):
+            entry = Self.entry(.coalesced, 6, "\(name): \(trigger.rawValue) trigger coalesced into run \(short)")
+            entry.set("TASK_COALESCED_TRIGGER", trigger.rawValue)
+        case .cancelling:
+            let reason = run.cancelReason?.rawValue ?? "?"
+            entry = Self.entry(.cancelSignalled, 5, "\(name): run \(short) cancellation signalled (\(reason))")
+        case .killing:
+            entry = Self.entry(.runKilled, 4, "\(name): run \(short) reached its hard stop; killing")
+            entry.set("TASK_PHASE", "killing")
+        case .ended:
+            entry = Self.ended(run, name: name, short: short)
+        }
+        Self.addRunFields(run, to: &entry)
+        backend.send(entry)
+    }
+
+    private static func ended(_ run: Run, name: String, short: String) -> LogEntry {
+        let took = TimeSpan(microseconds: run.duration ?? 0).format(accuracy: 1000)
+        let how = describe(run.termination)
+        switch run.outcome ?? .failed {
+        case .completed:
+            return entry(.runCompleted, 6, "\(name): run \(short) completed in \(took)")
+        case .failed:
+            return entry(.runFailed, 3, "\(name): run \(short) failed (\(how)) after \(took)")
+        case .cancelled:
+            let reason = run.cancelReason?.rawValue ?? "?"
+            return entry(.runCancelled, 5, "\(name): run \(short) cancelled (\(reason)) after \(took), \(how)")
+        case .expired:
+            return entry(
+                .runExpired, 4, "\(name): run \(short) expired: it ended (\(how)) after its budget's cancellation, \(took) in")
+        case .killed:
+            let what = run.termination == nil ? "abandoned (the Swift task ignored cancellation)" : "killed (\(how))"
+            return entry(.runKilled, 3, "\(name): run \(short) \(what) at the end of its \(run.budget) budget")
+        }
+    }
+
+    private static func describe(_ t: Termination?) -> String {
+        switch t {
+        case .exited(let code)?: return "exit status \(code)"
+        case .signaled(let s)?: return "signal \(SignalNames.name(s))"
+        case .returned?: return "returned"
+        case .threw(let e)?: return "threw \(e)"
+        case .spawnFailed(let e)?: return "could not start: \(e)"
+        case nil: return "no result"
+        }
+    }
+
+    static func entry(_ id: MessageID, _ priority: Int, _ message: String) -> LogEntry {
+        LogEntry([("MESSAGE", message), ("PRIORITY", String(priority)), ("MESSAGE_ID", id.rawValue)])
+    }
+
+    static func addRunFields(_ run: Run, to entry: inout LogEntry) {
+        entry.set("TASK", run.key.identifier)
+        entry.set("TASK_KIND", run.key.kind)
+        entry.set("TASK_RUN_ID", run.id)
+        entry.set("TASK_TRIGGER", run.trigger.rawValue)
+        entry.set("TASK_ATTEMPT", String(run.attempt))
+        entry.set("TASK_BUDGET_USEC", String(run.budget.microseconds))
+        if let wake = run.wakeID { entry.set("TASK_WAKE_ID", wake) }
+        if let outcome = run.outcome { entry.set("TASK_OUTCOME", outcome.rawValue) }
+        if let duration = run.duration { entry.set("TASK_DURATION_USEC", String(duration)) }
+        if let reason = run.cancelReason { entry.set("TASK_CANCEL_REASON", reason.rawValue) }
+        switch run.termination {
+        case .exited(let code)?: entry.set("TASK_EXIT_STATUS", String(code))
+        case .signaled(let s)?: entry.set("TASK_SIGNAL", SignalNames.name(s))
+        case .threw(let e)?, .spawnFailed(let e)?: entry.set("TASK_ERROR", e)
+        case .returned?, nil: break
+        }
+    }
+
+    /// A line of a command's output, with the run's fields.
+    func output(_ line: (stream: String, priority: Int, text: String), run: Run) {
+        var entry = LogEntry([("MESSAGE", line.text), ("PRIORITY", String(line.priority))])
+        entry.set("TASK_STREAM", line.stream)
+        entry.set("TASK", run.key.identifier)
+        entry.set("TASK_KIND", run.key.kind)
+        entry.set("TASK_RUN_ID", run.id)
+        entry.set("TASK_TRIGGER", run.trigger.rawValue)
+        entry.set("TASK_ATTEMPT", String(run.attempt))
+        backend.send(entry)
+    }
+
+    /// A daemon-level event (ready, stopping, config errors, requests).
+    func daemon(_ id: MessageID, _ priority: Int, _ message: String, _ fields: [(key: String, value: String)] = []) {
+        var entry = Self.entry(id, priority, message)
+        entry.fields += fields
+        backend.send(entry)
+    }
+}

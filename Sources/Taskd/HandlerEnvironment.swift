@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import TaskScheduling
+
+/// Builds a command's environment from scratch (nothing of the daemon's leaks): a fixed `PATH`,
+/// the user's `HOME`/`USER`/`LOGNAME`/`SHELL`, `STATE_DIRECTORY`, the run's `TASKD_*` variables
+/// (design §4), then the task's `Environment=` assignments, later ones winning.
+enum HandlerEnvironment {
+    static let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+    static func build(run: Run, spec: CommandSpec, stateDirectory: String) -> [String] {
+        var assignments = ["PATH=\(path)"]
+        if let pw = getpwuid(geteuid()) {
+            let user = String(cString: pw.pointee.pw_name)
+            assignments += [
+                "HOME=\(String(cString: pw.pointee.pw_dir))", "USER=\(user)", "LOGNAME=\(user)",
+                "SHELL=\(String(cString: pw.pointee.pw_shell))",
+            ]
+        }
+        assignments += [
+            "STATE_DIRECTORY=\(stateDirectory)",
+            "TASKD_TASK=\(run.key.identifier)",
+            "TASKD_KIND=\(run.key.kind)",
+            "TASKD_RUN_ID=\(run.id)",
+            "TASKD_TRIGGER=\(run.trigger.rawValue)",
+            "TASKD_ATTEMPT=\(run.attempt)",
+            "TASKD_WAKE_ID=\(run.wakeID ?? "")",
+            "TASKD_BUDGET_USEC=\(run.budget.microseconds)",
+            "TASKD_DEADLINE_USEC=\(run.deadlineRealtime)",
+        ]
+        assignments += spec.environment
+        // Keep the last assignment of each name, in first-seen order.
+        var order: [String] = []
+        var values: [String: String] = [:]
+        for a in assignments {
+            let name = String(a.prefix { $0 != "=" })
+            if values[name] == nil { order.append(name) }
+            values[name] = a
+        }
+        return order.map { values[$0]! }
+    }
+}

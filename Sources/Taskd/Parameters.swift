@@ -1,0 +1,43 @@
+import TaskdProtocol
+
+/// Typed access to a call's parameters; a wrong type or an unknown name is a `ParameterError`.
+struct Parameters {
+    let values: [String: JSONValue]
+
+    init(_ values: [String: JSONValue]) { self.values = values }
+
+    /// Rejects any parameter not in `allowed`.
+    func only(_ allowed: Set<String>) throws(ParameterError) {
+        if let unknown = values.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw ParameterError(name: unknown, reason: "unknown parameter")
+        }
+    }
+
+    func string(_ name: String) throws(ParameterError) -> String {
+        guard let v = values[name] else { throw ParameterError(name: name, reason: "missing") }
+        guard case .string(let s) = v, !s.isEmpty else { throw ParameterError(name: name, reason: "must be a non-empty string") }
+        return s
+    }
+
+    func optionalString(_ name: String) throws(ParameterError) -> String? {
+        switch values[name] {
+        case nil, .null?: return nil
+        case .string(let s)?: return s
+        default: throw ParameterError(name: name, reason: "must be a string")
+        }
+    }
+
+    func optionalObject(_ name: String) throws(ParameterError) -> JSONValue? {
+        switch values[name] {
+        case nil, .null?: return nil
+        case .object(let o)?: return .object(o)
+        default: throw ParameterError(name: name, reason: "must be an object")
+        }
+    }
+}
+
+/// A parameter with the wrong type, missing, or not known.
+struct ParameterError: Error {
+    var name: String
+    var reason: String
+}

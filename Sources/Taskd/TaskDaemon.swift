@@ -1,0 +1,183 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+@_exported import TaskScheduling
+import TaskRuntime
+import TaskdConfig
+import TaskdProtocol
+import TaskdSystem
+
+/// A taskd daemon: the tasks an app declares in code, the SwiftUI way, plus the command tasks of
+/// its configuration directory, served on the control socket and reported to the journal.
+///
+/// ```swift
+/// @main struct Weather {
+///     static func main() async {
+///         await TaskDaemon(name: "weatherd")
+///             .backgroundTask(.appRefresh("WEATHER_DATA")) { context in
+///                 try await refreshWeather(until: context.deadline)
+///             }
+///             .run()
+///     }
+/// }
+/// ```
+public struct TaskDaemon: Sendable {
+    /// The program name used in help and messages.
+    public var name: String
+    var registrations: [TaskRegistration] = []
+
+    public init(name: String = "taskd") { self.name = name }
+
+    /// Registers `action` for `task`; a run starts on a wake that targets it or on its timers, and
+    /// is cancelled (Swift task cancellation) `cancelGrace` before `budget` ends. A file
+    /// `tasks.d/IDENTIFIER.task` without `ExecStart=` may set its budget and timers instead.
+    public func backgroundTask(
+        _ task: BackgroundTask, description: String = "", budget: Duration? = nil, cancelGrace: Duration? = nil,
+        onStartup: Duration? = nil, every interval: Duration? = nil,
+        action: @escaping TaskHandler
+    ) -> TaskDaemon {
+        var copy = self
+        let definition = TaskDefinition(
+            key: task.key, description: description, budget: budget.map(Self.span),
+            cancelGrace: cancelGrace.map(Self.span), onStartup: onStartup.map { [Self.span($0)] } ?? [],
+            onUnitActive: interval.map { [Self.span($0)] } ?? [], handler: .swift, source: "swift")
+        copy.registrations.removeAll { $0.definition.key == task.key }
+        copy.registrations.append(TaskRegistration(definition: definition, handler: action))
+        return copy
+    }
+
+    static func span(_ d: Duration) -> TimeSpan {
+        let (seconds, attoseconds) = d.components
+        return TimeSpan(microseconds: UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000_000)
+    }
+
+    /// Runs with the process's command line and exits with the daemon's status.
+    public func run() async -> Never {
+        let status = await run(arguments: Array(CommandLine.arguments.dropFirst()))
+        exit(status)
+    }
+
+    /// Runs with `arguments` (see `--help`) until SIGTERM or SIGINT; returns the exit status.
+    public func run(arguments: [String]) async -> Int32 {
+        let options: DaemonOptions
+        do {
+            options = try DaemonOptions(arguments: arguments)
+        } catch {
+            printError("\(name): \(error.message)")
+            return 2
+        }
+        if options.help {
+            print(DaemonOptions.usage(program: name))
+            return 0
+        }
+        if options.version {
+            print("\(name) \(TaskdVersion.current)")
+            return 0
+        }
+        let configDirectory = options.configDirectory ?? DefaultPaths.configDirectory
+        let config = ConfigLoader.load(directory: configDirectory, swiftTasks: registrations.map(\.definition))
+        if options.checkConfig { return checkConfig(config, directory: configDirectory) }
+        return await serve(config: config, options: options, configDirectory: configDirectory)
+    }
+
+    private func checkConfig(_ config: LoadedConfig, directory: String) -> Int32 {
+        for d in config.diagnostics { printError(d.description) }
+        let valid = config.isValid
+        print(
+            valid
+                ? "\(directory): configuration is valid; \(config.tasks.count) task(s): "
+                    + config.tasks.map { $0.key.description }.joined(separator: ", ")
+                : "\(directory): configuration has errors")
+        return valid ? 0 : 1
+    }
+
+    private func serve(config: LoadedConfig, options: DaemonOptions, configDirectory: String) async -> Int32 {
+        let log = QueuedLogBackend(base: JournalLogBackend(identifier: "taskd"))
+        let journal = EventJournal(backend: log)
+        defer { log.flush() }
+        for d in config.diagnostics {
+            journal.daemon(
+                .configError, d.severity == .error ? 3 : 4, d.description,
+                [("CONFIG_FILE", d.location.file), ("CONFIG_LINE", String(d.location.line))])
+        }
+        let stateDirectory = options.stateDirectory ?? config.daemon.stateDirectory ?? DefaultPaths.stateDirectory
+        ControlSocketServer.makeDirectories(stateDirectory)
+        let socketPath = options.socketPath ?? config.daemon.socketPath ?? DefaultPaths.socketPath
+        signal(SIGPIPE, SIG_IGN)
+        let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP])
+        ProcessReaper.shared.becomeSubreaper()
+
+        let server: ControlSocketServer
+        do {
+            server = try ControlSocketServer(path: socketPath) { peer, reason in
+                journal.daemon(
+                    .requestRejected, 4, "rejected a request from \(peer): \(reason)",
+                    [("PEER_PID", String(peer.pid)), ("PEER_UID", String(peer.uid)), ("PEER_GID", String(peer.gid))])
+            }
+        } catch {
+            journal.daemon(.configError, 2, "cannot serve the control socket: \(error)")
+            return 1
+        }
+        let notifier = ServiceNotifier()
+        var handlers: [TaskKey: TaskHandler] = [:]
+        for r in registrations { handlers[r.definition.key] = r.handler }
+        // A file may rename a Swift task's kind: its handler follows its identifier.
+        for d in config.tasks where d.handler == .swift && handlers[d.key] == nil {
+            handlers[d.key] = registrations.first { $0.definition.key.identifier == d.key.identifier }?.handler
+        }
+        let daemon = Daemon(
+            definitions: config.tasks, handlers: handlers, journal: journal, notifier: notifier,
+            stateDirectory: stateDirectory)
+        let service = ControlService(daemon: daemon, journal: journal)
+
+        server.start()
+        let acceptor = Task {
+            await withDiscardingTaskGroup { group in
+                for await connection in server.connections {
+                    group.addTask { await service.serve(connection) }
+                }
+            }
+        }
+        let taskCount = await daemon.taskCount
+        journal.daemon(
+            .daemonReady, 5,
+            "taskd ready: \(taskCount) task(s) from \(configDirectory), socket \(socketPath)"
+                + (server.isActivated ? " (socket-activated)" : ""),
+            [("TASKD_SOCKET", socketPath), ("TASKD_TASK_COUNT", String(taskCount))])
+        notifier.notify("READY=1\nMAINPID=\(getpid())")
+        if getenv("NOTIFY_SOCKET") == nil { printHint(socketPath: socketPath) }
+        await daemon.start()
+
+        for await number in signals.signals {
+            if number == SIGHUP {
+                journal.daemon(.reloaded, 4, "SIGHUP received; reloading is not supported yet, configuration unchanged")
+                continue
+            }
+            journal.daemon(.daemonStopping, 5, "taskd received \(SignalNames.name(number)); stopping")
+            break
+        }
+        await daemon.shutdown()
+        server.stop()
+        acceptor.cancel()
+        journal.daemon(.daemonStopping, 5, "taskd stopped")
+        return 0
+    }
+
+    private func printHint(socketPath: String) {
+        var taskctl = "taskctl"
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        if n > 0 {
+            let exe = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let sibling = exe[..<(exe.lastIndex(of: "/") ?? exe.startIndex)] + "/taskctl"
+            if access(String(sibling), X_OK) == 0 { taskctl = String(sibling) }
+        }
+        let socketFlag = socketPath == DefaultPaths.socketPath ? "" : " --socket \(socketPath)"
+        printError("\(name): listening on \(socketPath); try:\n  \(taskctl)\(socketFlag) wake appRefresh --wait\n  \(taskctl)\(socketFlag) list")
+    }
+}
+
+func printError(_ message: String) {
+    let line = message + "\n"
+    _ = line.withCString { write(2, $0, strlen($0)) }
+}

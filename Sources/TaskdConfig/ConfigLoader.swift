@@ -1,0 +1,124 @@
+import TaskScheduling
+
+/// Loads `taskd.conf` and `tasks.d/*.task` (with `NAME.task.d/*.conf` drop-ins) from a directory.
+public enum ConfigLoader {
+    /// Loads `directory`; `swiftTasks` are the tasks registered in code, which a file may configure
+    /// (a file without `ExecStart=` names a Swift handler) and which are kept as given otherwise.
+    public static func load(directory: String, swiftTasks: [TaskDefinition] = []) -> LoadedConfig {
+        var diagnostics: [ConfigDiagnostic] = []
+        let daemon = loadDaemon(directory + "/taskd.conf", &diagnostics)
+        let tasksDirectory = directory + "/tasks.d"
+        var definitions: [TaskKey: TaskDefinition] = [:]
+        for task in swiftTasks { definitions[task.key] = task }
+        var fromFiles: [TaskKey: String] = [:]
+        for name in TextFiles.list(tasksDirectory, suffix: ".task") ?? [] {
+            let path = tasksDirectory + "/" + name
+            guard let file = parseTaskFile(path, &diagnostics) else { continue }
+            let probe = file.definition(base: nil)
+            let base = swiftTasks.first { $0.key.identifier == probe.key.identifier && (file.kind == nil || $0.key.kind == probe.key.kind) }
+            let definition = file.definition(base: base)
+            let at = SourceLocation(file: path, line: 1)
+            if let other = fromFiles[definition.key] {
+                diagnostics.append(ConfigDiagnostic(at, "task \(definition.key) is already defined by \(other)"))
+                continue
+            }
+            if definition.handler == .swift && base == nil {
+                diagnostics.append(
+                    ConfigDiagnostic(
+                        at, key: "ExecStart",
+                        "missing, and no Swift handler is registered for \(definition.key.identifier)"))
+                continue
+            }
+            if base != nil, case .command = definition.handler {
+                diagnostics.append(
+                    ConfigDiagnostic(
+                        file.execStartLocation ?? at, key: "ExecStart",
+                        "\(definition.key) has a Swift handler registered in code; remove ExecStart="))
+                continue
+            }
+            if let base, base.key != definition.key { definitions[base.key] = nil }
+            fromFiles[definition.key] = path
+            definitions[definition.key] = definition
+        }
+        return LoadedConfig(
+            daemon: daemon, tasks: definitions.values.sorted { $0.key < $1.key }, diagnostics: diagnostics)
+    }
+
+    /// Parses one task file and its drop-ins; nil (with diagnostics) when anything is wrong.
+    public static func parseTaskFile(_ path: String, _ diagnostics: inout [ConfigDiagnostic]) -> TaskFile? {
+        var file = TaskFile(path: path)
+        let before = diagnostics.count
+        var sources = [path]
+        let dropInDirectory = path + ".d"
+        sources += (TextFiles.list(dropInDirectory, suffix: ".conf") ?? []).map { dropInDirectory + "/" + $0 }
+        for source in sources {
+            switch TextFiles.read(source) {
+            case .failure(let error):
+                diagnostics.append(ConfigDiagnostic(SourceLocation(file: source, line: 0), "cannot read: \(error)"))
+            case .success(let text):
+                apply(text, file: source, to: &file, &diagnostics)
+            }
+        }
+        return diagnostics.count == before ? file : nil
+    }
+
+    /// Applies a task file's text to `file` through the key table.
+    static func apply(_ text: String, file path: String, to file: inout TaskFile, _ diagnostics: inout [ConfigDiagnostic]) {
+        let (entries, syntax) = UnitFileParser.parse(text, file: path)
+        diagnostics += syntax
+        for entry in entries {
+            guard let keys = TaskFileKeys.table[entry.section] else {
+                if !entry.section.hasPrefix("X-") {
+                    diagnostics.append(
+                        ConfigDiagnostic(
+                            entry.location, key: entry.key,
+                            "unknown section [\(entry.section)]; expected [Task], [Timer] or [Exec]"))
+                }
+                continue
+            }
+            guard let apply = keys[entry.key] else {
+                if !entry.key.hasPrefix("X-") {
+                    diagnostics.append(
+                        ConfigDiagnostic(entry.location, key: entry.key, "unknown key in section [\(entry.section)]"))
+                }
+                continue
+            }
+            do { try apply(&file, entry) } catch { diagnostics.append(error) }
+        }
+    }
+
+    static func loadDaemon(_ path: String, _ diagnostics: inout [ConfigDiagnostic]) -> DaemonSettings {
+        var settings = DaemonSettings()
+        guard TextFiles.exists(path) else { return settings }
+        let text: String
+        switch TextFiles.read(path) {
+        case .failure(let error):
+            diagnostics.append(ConfigDiagnostic(SourceLocation(file: path, line: 0), "cannot read: \(error)"))
+            return settings
+        case .success(let t): text = t
+        }
+        let (entries, syntax) = UnitFileParser.parse(text, file: path)
+        diagnostics += syntax
+        for e in entries {
+            guard e.section == "Daemon" else {
+                if !e.section.hasPrefix("X-") {
+                    diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "unknown section [\(e.section)]; expected [Daemon]"))
+                }
+                continue
+            }
+            switch e.key {
+            case "StateDirectory", "Socket":
+                guard e.value.hasPrefix("/") else {
+                    diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not an absolute path"))
+                    continue
+                }
+                if e.key == "Socket" { settings.socketPath = e.value } else { settings.stateDirectory = e.value }
+            default:
+                if !e.key.hasPrefix("X-") {
+                    diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "unknown key in section [Daemon]"))
+                }
+            }
+        }
+        return settings
+    }
+}

@@ -1,0 +1,12 @@
+/// The `[Daemon]` section of `taskd.conf`; command-line options override it.
+public struct DaemonSettings: Hashable, Sendable {
+    /// `StateDirectory=`: where taskd keeps its state and where handlers find `$STATE_DIRECTORY`.
+    public var stateDirectory: String?
+    /// `Socket=`: the control socket's path when taskd is not socket-activated.
+    public var socketPath: String?
+
+    public init(stateDirectory: String? = nil, socketPath: String? = nil) {
+        self.stateDirectory = stateDirectory
+        self.socketPath = socketPath
+    }
+}

@@ -1,0 +1,45 @@
+import TaskScheduling
+
+/// The settings one `.task` file (and its drop-ins) makes; nil means "not set here".
+public struct TaskFile: Hashable, Sendable {
+    public var path: String
+    public var kind: String?
+    public var identifier: String?
+    public var description: String?
+    public var budget: TimeSpan?
+    public var cancelGrace: TimeSpan?
+    public var onStartup: [TimeSpan]?
+    public var onUnitActive: [TimeSpan]?
+    public var execStart: [String]?
+    public var execStartLocation: SourceLocation?
+    public var environment: [String] = []
+    public var workingDirectory: String?
+    public var killSignal: Int32?
+
+    public init(path: String) { self.path = path }
+
+    /// The file name without `.task`: the default identifier.
+    public var baseName: String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return name.hasSuffix(".task") ? String(name.dropLast(5)) : name
+    }
+
+    /// The definition this file describes, on top of `base` (a Swift task's code-given definition), if any.
+    public func definition(base: TaskDefinition?) -> TaskDefinition {
+        let key = TaskKey(kind: kind ?? base?.key.kind ?? TaskKind.processing, identifier: identifier ?? baseName)
+        let handler: HandlerSpec
+        if let execStart {
+            handler = .command(
+                CommandSpec(
+                    argv: execStart, environment: environment, workingDirectory: workingDirectory,
+                    killSignal: killSignal ?? 15))
+        } else {
+            handler = .swift
+        }
+        return TaskDefinition(
+            key: key, description: description ?? base?.description ?? "",
+            budget: budget ?? base?.budget, cancelGrace: cancelGrace ?? base?.cancelGrace,
+            onStartup: onStartup ?? base?.onStartup ?? [], onUnitActive: onUnitActive ?? base?.onUnitActive ?? [],
+            handler: handler, source: path)
+    }
+}

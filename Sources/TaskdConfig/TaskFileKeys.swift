@@ -1,0 +1,122 @@
+import TaskScheduling
+
+/// The table of `[Section] Key=` a task file accepts, each with the parser that applies it
+/// (systemd's conf-parser shape: one row per key, every diagnostic carries file:line and the key).
+enum TaskFileKeys {
+    typealias Apply = @Sendable (inout TaskFile, UnitFileEntry) throws(ConfigDiagnostic) -> Void
+
+    static let table: [String: [String: Apply]] = [
+        "Task": [
+            "Description": { f, e in f.description = e.value },
+            "Kind": { f, e throws(ConfigDiagnostic) in f.kind = try word(e) },
+            "Identifier": { f, e throws(ConfigDiagnostic) in f.identifier = try word(e) },
+            "RuntimeBudgetSec": { f, e throws(ConfigDiagnostic) in
+                let span = try timeSpan(e)
+                guard span.microseconds > 0, !span.isInfinite else {
+                    throw ConfigDiagnostic(e.location, key: e.key, "the budget must be finite and above 0")
+                }
+                f.budget = span
+            },
+            "CancelGraceSec": { f, e throws(ConfigDiagnostic) in
+                let span = try timeSpan(e)
+                guard !span.isInfinite else { throw ConfigDiagnostic(e.location, key: e.key, "must be finite") }
+                f.cancelGrace = span
+            },
+        ],
+        "Timer": [
+            "OnStartupSec": { f, e throws(ConfigDiagnostic) in f.onStartup = try appendSpan(f.onStartup, e) },
+            "OnUnitActiveSec": { f, e throws(ConfigDiagnostic) in f.onUnitActive = try appendSpan(f.onUnitActive, e) },
+        ],
+        "Exec": [
+            "ExecStart": { f, e throws(ConfigDiagnostic) in
+                if e.value.isEmpty {
+                    f.execStart = nil
+                    return
+                }
+                if f.execStart != nil {
+                    throw ConfigDiagnostic(
+                        e.location, key: e.key, "given twice (an empty ExecStart= first resets it)")
+                }
+                let argv = try words(e)
+                let program = argv[0]
+                if let prefix = program.first, "@-:+!|".contains(prefix) {
+                    throw ConfigDiagnostic(e.location, key: e.key, "the '\(prefix)' prefix is not supported")
+                }
+                if program.contains("/") && !program.hasPrefix("/") {
+                    throw ConfigDiagnostic(
+                        e.location, key: e.key, "'\(program)' must be an absolute path or a bare program name")
+                }
+                f.execStart = argv
+                f.execStartLocation = e.location
+            },
+            "Environment": { f, e throws(ConfigDiagnostic) in
+                if e.value.isEmpty {
+                    f.environment = []
+                    return
+                }
+                for assignment in try words(e) {
+                    guard let eq = assignment.firstIndex(of: "="), isEnvironmentName(assignment[..<eq]) else {
+                        throw ConfigDiagnostic(e.location, key: e.key, "'\(assignment)' is not NAME=value")
+                    }
+                    f.environment.append(assignment)
+                }
+            },
+            "WorkingDirectory": { f, e throws(ConfigDiagnostic) in
+                guard e.value.hasPrefix("/") else {
+                    throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not an absolute path")
+                }
+                f.workingDirectory = e.value
+            },
+            "KillSignal": { f, e throws(ConfigDiagnostic) in
+                guard let n = SignalNames.number(e.value) else {
+                    throw ConfigDiagnostic(e.location, key: e.key, "unknown signal '\(e.value)'")
+                }
+                f.killSignal = n
+            },
+        ],
+    ]
+
+    static func timeSpan(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> TimeSpan {
+        do {
+            return try TimeSpan(parsing: e.value)
+        } catch {
+            throw ConfigDiagnostic(e.location, key: e.key, error.description)
+        }
+    }
+
+    /// A list key: an empty value resets it, anything else appends (systemd's rule).
+    static func appendSpan(_ list: [TimeSpan]?, _ e: UnitFileEntry) throws(ConfigDiagnostic) -> [TimeSpan] {
+        if e.value.isEmpty { return [] }
+        return (list ?? []) + [try timeSpan(e)]
+    }
+
+    static func words(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> [String] {
+        let split: [String]
+        do {
+            split = try WordSplitter.split(e.value)
+        } catch {
+            throw ConfigDiagnostic(e.location, key: e.key, error.message)
+        }
+        guard !split.isEmpty else { throw ConfigDiagnostic(e.location, key: e.key, "empty command line") }
+        return split
+    }
+
+    /// A kind or identifier: letters, digits, `_`, `-`, `.`; no `:` (it separates kind from identifier).
+    static func word(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> String {
+        guard isWord(e.value) else {
+            throw ConfigDiagnostic(
+                e.location, key: e.key, "'\(e.value)' must be letters, digits, '_', '-' or '.' (at most 128)")
+        }
+        return e.value
+    }
+
+    static func isWord(_ s: String) -> Bool {
+        !s.isEmpty && s.utf8.count <= 128
+            && s.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)) }
+    }
+
+    static func isEnvironmentName(_ s: Substring) -> Bool {
+        guard let first = s.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
+        return s.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+    }
+}

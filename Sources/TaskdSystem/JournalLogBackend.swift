@@ -1,0 +1,34 @@
+import CSystemd
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Sends entries to journald with `sd_journal_sendv`. `sd_journal_sendv` returns 0 and drops the
+/// entry when no journald listens, so each send first checks for the socket; without it (or on a
+/// send error) the entry goes to the fallback instead, and journald is used again once it returns.
+public struct JournalLogBackend: LogBackend {
+    public static let socketPath = "/run/systemd/journal/socket"
+
+    let fallback: any LogBackend
+    let identifier: String
+
+    public init(identifier: String = "taskd", fallback: any LogBackend = StderrLogBackend()) {
+        self.identifier = identifier
+        self.fallback = fallback
+    }
+
+    /// True when a journald socket exists at the standard path.
+    public static var isAvailable: Bool { access(socketPath, F_OK) == 0 }
+
+    public func send(_ entry: LogEntry) {
+        guard Self.isAvailable else { return fallback.send(entry) }
+        var fields = entry.fields
+        if entry["SYSLOG_IDENTIFIER"] == nil { fields.append(("SYSLOG_IDENTIFIER", identifier)) }
+        let strings = fields.map { strdup("\($0.key)=\($0.value)")! }
+        defer { strings.forEach { free($0) } }
+        var iov = strings.map { iovec(iov_base: UnsafeMutableRawPointer($0), iov_len: strlen($0)) }
+        let rc = sd_journal_sendv(&iov, Int32(iov.count))
+        if rc < 0 { fallback.send(entry) }
+    }
+}
