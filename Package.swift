@@ -36,7 +36,7 @@ let package = Package(
 
         .executableTarget(name: "taskd", dependencies: ["Taskd"]),
         .executableTarget(name: "taskctl", dependencies: ["TaskControl"]),
-        .executableTarget(name: "weatherd", dependencies: ["Taskd"], path: "Examples/WeatherDaemon"),
+        .executableTarget(name: "weatherd", dependencies: ["Taskd"], path: "Examples/WeatherDaemon", exclude: ["config"]),
 
         .testTarget(name: "TaskSchedulingTests", dependencies: ["TaskScheduling"]),
         .testTarget(name: "TaskdConfigTests", dependencies: ["TaskdConfig"]),

@@ -145,7 +145,7 @@ public struct TaskDaemon: Sendable {
                 + (server.isActivated ? " (socket-activated)" : ""),
             [("TASKD_SOCKET", socketPath), ("TASKD_TASK_COUNT", String(taskCount))])
         notifier.notify("READY=1\nMAINPID=\(getpid())")
-        if getenv("NOTIFY_SOCKET") == nil { printHint(socketPath: socketPath) }
+        if getenv("NOTIFY_SOCKET") == nil { printHint(socketPath: socketPath, example: config.tasks.first?.key.identifier) }
         await daemon.start()
 
         for await number in signals.signals {
@@ -163,7 +163,7 @@ public struct TaskDaemon: Sendable {
         return 0
     }
 
-    private func printHint(socketPath: String) {
+    private func printHint(socketPath: String, example: String?) {
         var taskctl = "taskctl"
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
@@ -173,7 +173,7 @@ public struct TaskDaemon: Sendable {
             if access(String(sibling), X_OK) == 0 { taskctl = String(sibling) }
         }
         let socketFlag = socketPath == DefaultPaths.socketPath ? "" : " --socket \(socketPath)"
-        printError("\(name): listening on \(socketPath); try:\n  \(taskctl)\(socketFlag) wake appRefresh --wait\n  \(taskctl)\(socketFlag) list")
+        printError("\(name): listening on \(socketPath); try:\n  \(taskctl)\(socketFlag) wake \(example ?? "TASK") --wait\n  \(taskctl)\(socketFlag) list")
     }
 }
 

@@ -1,1 +1,7 @@
-print(1)
+#if canImport(Glibc)
+    import Glibc
+#endif
+import TaskControl
+
+// taskctl: the command-line client of taskd's control socket.
+exit(Taskctl.main(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import TaskScheduling
+import TaskdProtocol
+
+/// taskctl: wake, list, inspect and cancel taskd's tasks, and read their journal.
+public enum Taskctl {
+    static let usage = """
+        Usage: taskctl [--socket PATH] [--json] COMMAND [ARGS]
+
+        Commands:
+          wake TARGET [--id V] [--payload JSON] [--wait]
+                              start a run of every task TARGET names (a name, a kind, or
+                              kind:identifier), or join the run in progress; --wait follows the
+                              runs to their end and exits 0 only if every one completed
+          list                every task: state, next timer elapse, last outcome
+          status NAME         one task: its run in progress, last run, schedule
+          cancel TARGET       cancel the runs in progress of every task TARGET names
+          logs NAME [-f] [-n N] [--run ID]
+                              the task's journal, through journalctl
+
+        Options:
+          --socket PATH       taskd's control socket (default: $TASKD_SOCKET, then
+                              /run/taskd/taskd.sock as root or $XDG_RUNTIME_DIR/taskd/taskd.sock)
+          --json              print data as JSON
+          -h, --help          show help (taskctl COMMAND --help for one command)
+
+        Exit status: 0 success; 1 a run did not complete (--wait); 2 usage; 3 no such task;
+        4 taskd unreachable; 5 permission denied.
+        """
+
+    static let commandUsage: [String: String] = [
+        "wake": """
+            Usage: taskctl wake TARGET [--id V] [--payload JSON] [--wait] [--json]
+
+            Starts a run of every task TARGET names, or joins the run in progress (coalesced).
+            TARGET is a task name, a kind (every task of it), or kind:identifier.
+              --id V          the wake's id (SwiftUI's task(id:)); handlers see TASKD_WAKE_ID
+              --payload JSON  a JSON object handed to the handler (a command reads it on stdin)
+              --wait          follow the runs until they end; exit 0 only if all completed
+            """,
+        "list": "Usage: taskctl list [--json]\n\nEvery task with its state, next timer elapse and last outcome.",
+        "status": "Usage: taskctl status NAME [--json]\n\nOne task (a name or kind:identifier): current run, last run, schedule.",
+        "cancel": """
+            Usage: taskctl cancel TARGET [--json]
+
+            Cancels the runs in progress of every task TARGET names: a command gets its KillSignal,
+            a Swift handler Swift task cancellation, and whatever still runs CancelGraceSec later is killed.
+            """,
+        "logs": """
+            Usage: taskctl logs NAME [-f] [-n N] [--run ID]
+
+            Shows the task's journal entries (journalctl TASK=NAME), or one run's (--run ID).
+              -f        follow new entries
+              -n N      show the last N entries
+            """,
+    ]
+
+    /// Runs taskctl with `arguments` (without the program name); returns the exit status.
+    public static func main(_ arguments: [String]) -> Int32 {
+        do {
+            let args = try CommandLineArguments(arguments)
+            guard let command = args.command else {
+                if args.flags.contains("--help") || args.flags.contains("-h") {
+                    Terminal.out(usage)
+                    return ExitCode.success.rawValue
+                }
+                throw UsageError("missing command")
+            }
+            if args.flags.contains("--help") || args.flags.contains("-h") {
+                guard let text = commandUsage[command] else { throw UsageError("unknown command '\(command)'") }
+                Terminal.out(text)
+                return ExitCode.success.rawValue
+            }
+            return try run(command, args).rawValue
+        } catch let error as UsageError {
+            Terminal.err("taskctl: \(error.message)\nTry 'taskctl --help'.")
+            return ExitCode.usage.rawValue
+        } catch let error as Failure {
+            Terminal.err("taskctl: \(error.message)")
+            return error.code.rawValue
+        } catch {
+            Terminal.err("taskctl: \(error)")
+            return ExitCode.usage.rawValue
+        }
+    }
+
+    static func run(_ command: String, _ args: CommandLineArguments) throws -> ExitCode {
+        let json = args.flags.contains("--json")
+        func one(_ what: String) throws(UsageError) -> String {
+            guard args.positional.count == 1 else { throw UsageError("\(command) takes exactly one \(what)") }
+            return args.positional[0]
+        }
+        switch command {
+        case "wake":
+            try args.check(allowed: ["--id", "--payload", "--wait"])
+            var parameters: [String: JSONValue] = ["target": .string(try one("TARGET"))]
+            if let id = args.options["--id"] { parameters["id"] = .string(id) }
+            if let text = args.options["--payload"] {
+                guard let payload = try? JSONParser.parse(text), case .object = payload else {
+                    throw UsageError("--payload must be a JSON object, such as '{\"city\": \"Paris\"}'")
+                }
+                parameters["payload"] = payload
+            }
+            return try Commands.wake(parameters, wait: args.flags.contains("--wait"), json: json, socket: socket(args))
+        case "list":
+            try args.check(allowed: [])
+            guard args.positional.isEmpty else { throw UsageError("list takes no arguments") }
+            return try Commands.list(json: json, socket: socket(args))
+        case "status":
+            try args.check(allowed: [])
+            return try Commands.status(try one("NAME"), json: json, socket: socket(args))
+        case "cancel":
+            try args.check(allowed: [])
+            return try Commands.cancel(try one("TARGET"), json: json, socket: socket(args))
+        case "logs":
+            try args.check(allowed: ["-f", "--follow", "-n", "--lines", "--run"])
+            let lines = args.options["-n"] ?? args.options["--lines"]
+            if let lines, Int(lines) == nil { throw UsageError("-n needs a number") }
+            return try Commands.logs(
+                try one("NAME"), follow: args.flags.contains("-f") || args.flags.contains("--follow"), lines: lines,
+                run: args.options["--run"], json: json)
+        default:
+            throw UsageError("unknown command '\(command)'")
+        }
+    }
+
+    static func socket(_ args: CommandLineArguments) -> String { args.options["--socket"] ?? DefaultPaths.socketPath }
+}
+
+/// A failed command: a message for stderr and taskctl's exit code.
+struct Failure: Error {
+    var code: ExitCode
+    var message: String
+}

@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import TaskScheduling
+
+/// Output helpers: stdout/stderr lines, local times, relative spans and aligned tables.
+enum Terminal {
+    static func out(_ s: String) { write(1, s + "\n") }
+    static func err(_ s: String) { write(2, s + "\n") }
+
+    private static func write(_ fd: Int32, _ s: String) {
+        var bytes = Array(s.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { return }
+            offset += n
+        }
+        bytes.removeAll()
+    }
+
+    /// `Sat 2026-11-21 18:30:00 UTC` in the local zone.
+    static func time(_ usec: UInt64) -> String {
+        var seconds = time_t(usec / 1_000_000)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 64)
+        let n = strftime(&buffer, buffer.count, "%a %Y-%m-%d %H:%M:%S %Z", &parts)
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func nowUSec() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1_000
+    }
+
+    /// A span rounded to what people read: `1.204s`, `14min 59s`; `coarse` rounds to seconds past 1 s.
+    static func span(_ usec: UInt64, coarse: Bool = false) -> String {
+        let accuracy: UInt64 = usec < (coarse ? 1_000_000 : 60_000_000) ? 1_000 : 1_000_000
+        return TimeSpan(microseconds: usec).format(accuracy: accuracy)
+    }
+
+    /// Columns padded to their widest cell, two spaces apart.
+    static func table(_ rows: [[String]]) -> String {
+        guard let width = rows.map(\.count).max() else { return "" }
+        var widths = [Int](repeating: 0, count: width)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        return rows.map { row in
+            row.enumerated().map { i, cell in
+                i == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}
