@@ -1,0 +1,94 @@
+import Foundation
+import Synchronization
+import TaskScheduling
+import Testing
+
+@testable import TaskRuntime
+
+/// Collects what a real command did: its lines and its termination.
+final class Recorder: Sendable {
+    let lines = Mutex<[OutputLine]>([])
+    let (ended, continuation) = AsyncStream.makeStream(of: Termination.self)
+
+    func spawn(_ argv: [String], env: [String] = ["PATH=/usr/bin:/bin"], stdin: String? = nil, cwd: String? = nil) throws -> CommandProcess {
+        try CommandProcess.spawn(
+            argv: argv, environment: env, workingDirectory: cwd, stdin: stdin,
+            onOutput: { line in self.lines.withLock { $0.append(line) } },
+            onExit: { t in
+                self.continuation.yield(t)
+                self.continuation.finish()
+            })
+    }
+
+    func termination() async -> Termination? {
+        for await t in ended { return t }
+        return nil
+    }
+
+    var texts: [String] { lines.withLock { $0.map(\.text) } }
+}
+
+@Suite("Commands: real processes, groups and signals", .serialized)
+struct CommandProcessTests {
+    @Test("exit status, output lines in order, payload on stdin, exact environment, working directory")
+    func basics() async throws {
+        let r = Recorder()
+        _ = try r.spawn(
+            ["/bin/sh", "-c", "cat; echo; echo \"env=$(env | sort | tr '\\n' ' ')\"; pwd; echo '<3>oops' >&2; exit 7"],
+            env: ["PATH=/usr/bin:/bin", "ONLY=this"], stdin: "{\"x\":1}", cwd: "/tmp")
+        #expect(await r.termination() == .exited(7))
+        let texts = r.texts
+        #expect(texts.first == "{\"x\":1}")
+        #expect(texts.contains { $0.hasPrefix("env=") && $0.contains("ONLY=this") && !$0.contains("HOME=") })
+        #expect(texts.contains("/tmp"))
+        let err = r.lines.withLock { $0.first { $0.stream == .stderr } }
+        #expect(err?.text == "oops" && err?.priority == 3)
+    }
+
+    @Test("signal dispositions are reset: a child of a process ignoring SIGTERM still dies of it")
+    func signalsReset() async throws {
+        signal(SIGTERM, SIG_IGN)  // as taskd does for itself
+        defer { signal(SIGTERM, SIG_DFL) }
+        let r = Recorder()
+        let p = try r.spawn(["/bin/sleep", "30"])
+        try await Task.sleep(for: .milliseconds(50))
+        p.signalGroup(SIGTERM)
+        #expect(await r.termination() == .signaled(SIGTERM))
+    }
+
+    @Test("the command leads its own process group, and SIGKILL to the group takes its children too")
+    func groupKill() async throws {
+        ProcessReaper.shared.becomeSubreaper()  // as taskd does: orphans come back to be reaped
+        let r = Recorder()
+        let p = try r.spawn(["/bin/sh", "-c", "trap '' TERM; sleep 300 & sleep 300 & echo started; wait"])
+        #expect(getpgid(p.pid) == p.pid)
+        while r.texts.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        p.signalGroup(SIGTERM)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(kill(p.pid, 0) == 0)  // trapped TERM: still alive
+        p.signalGroup(SIGKILL)
+        #expect(await r.termination() == .signaled(SIGKILL))
+        // The orphaned sleeps were killed with the group and reaped: nothing of the group is left.
+        var gone = false
+        for _ in 0..<200 where !gone {
+            gone = kill(-p.pid, 0) != 0 && errno == ESRCH
+            if !gone { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(gone)
+        #expect(!ProcessReaper.shared.lingeringGroups.contains(p.pid))
+    }
+
+    @Test("a program that does not exist is a spawn error naming it")
+    func missing() {
+        #expect(throws: SpawnError.self) { try Recorder().spawn(["/nonexistent/prog"]) }
+        #expect(throws: SpawnError.self) { try Recorder().spawn(["no-such-program-taskd"]) }
+    }
+
+    @Test("a bare program name is looked up in the command's PATH")
+    func pathLookup() async throws {
+        let r = Recorder()
+        _ = try r.spawn(["echo", "hi"])
+        #expect(await r.termination() == .exited(0))
+        #expect(r.texts == ["hi"])
+    }
+}

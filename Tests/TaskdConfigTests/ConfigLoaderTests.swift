@@ -1,0 +1,189 @@
+import Testing
+
+@testable import TaskScheduling
+@testable import TaskdConfig
+
+@Suite("Config: task files in unit-file syntax")
+struct ConfigLoaderTests {
+    @Test("a full task file loads every key")
+    func fullFile() throws {
+        let f = try ConfigFixture()
+        try f.write(
+            "tasks.d/weather.task",
+            """
+            # comment
+            ; another comment
+            [Task]
+            Description=Refresh the weather cache
+            Kind=appRefresh
+            RuntimeBudgetSec=1min 30s
+            CancelGraceSec=2500ms
+
+            [Timer]
+            OnStartupSec=10s
+            OnUnitActiveSec=15min
+            OnUnitActiveSec=1h
+
+            [Exec]
+            ExecStart=/usr/local/bin/refresh "--city" 'New York' a\\tb \\
+                      --verbose
+            Environment=CITY=Paris "GREETING=hello world"
+            Environment=LEVEL=3
+            WorkingDirectory=/var/lib/weather
+            KillSignal=SIGINT
+            X-Custom=ignored
+            """)
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(config.diagnostics.isEmpty)
+        let task = try #require(config.tasks.first)
+        #expect(task.key == TaskKey(kind: "appRefresh", identifier: "weather"))
+        #expect(task.description == "Refresh the weather cache")
+        #expect(task.budget == .seconds(90))
+        #expect(task.cancelGrace == .milliseconds(2500))
+        #expect(task.onStartup == [.seconds(10)])
+        #expect(task.onUnitActive == [.seconds(900), .seconds(3600)])
+        guard case .command(let spec) = task.handler else { return #expect(Bool(false)) }
+        #expect(spec.argv == ["/usr/local/bin/refresh", "--city", "New York", "a\tb", "--verbose"])
+        #expect(spec.environment == ["CITY=Paris", "GREETING=hello world", "LEVEL=3"])
+        #expect(spec.workingDirectory == "/var/lib/weather")
+        #expect(spec.killSignal == 2)
+    }
+
+    @Test("defaults: identifier from the file name, kind processing, budget by kind, grace 5 s, SIGTERM")
+    func defaults() throws {
+        let f = try ConfigFixture()
+        try f.write("tasks.d/backup.task", "[Exec]\nExecStart=tar czf /tmp/x.tgz /etc\n")
+        try f.write("tasks.d/refresh.task", "[Task]\nKind=appRefresh\n[Exec]\nExecStart=/bin/true\n")
+        try f.write("tasks.d/other.task", "[Task]\nKind=maintenance\nIdentifier=renamed\n[Exec]\nExecStart=/bin/true\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(config.diagnostics.isEmpty)
+        let byName = Dictionary(uniqueKeysWithValues: config.tasks.map { ($0.key.identifier, $0) })
+        #expect(byName["backup"]?.key.kind == "processing")
+        #expect(byName["backup"]?.budget == .seconds(600))
+        #expect(byName["backup"]?.cancelGrace == .seconds(5))
+        #expect(byName["refresh"]?.budget == .seconds(30))
+        #expect(byName["renamed"]?.budget == .seconds(60))
+        guard case .command(let spec)? = byName["backup"]?.handler else { return #expect(Bool(false)) }
+        #expect(spec.killSignal == 15)
+    }
+
+    @Test("drop-ins apply in name order after the file; an empty assignment resets a list")
+    func dropIns() throws {
+        let f = try ConfigFixture()
+        try f.write("tasks.d/t.task", "[Timer]\nOnUnitActiveSec=1min\nOnUnitActiveSec=2min\n[Exec]\nExecStart=/bin/true\n")
+        try f.write("tasks.d/t.task.d/20-later.conf", "[Task]\nRuntimeBudgetSec=20s\n")
+        try f.write("tasks.d/t.task.d/10-first.conf", "[Task]\nRuntimeBudgetSec=10s\n[Timer]\nOnUnitActiveSec=\nOnUnitActiveSec=5min\n")
+        try f.write("tasks.d/t.task.d/30-reset.conf", "[Exec]\nExecStart=\nExecStart=/bin/echo hi\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(config.diagnostics.isEmpty)
+        let task = try #require(config.tasks.first)
+        #expect(task.budget == .seconds(20))
+        #expect(task.onUnitActive == [.seconds(300)])
+        #expect(task.handler == .command(CommandSpec(argv: ["/bin/echo", "hi"])))
+    }
+
+    /// (file text, line, key, part of the message): every error path of the task file parser.
+    static let errors: [(String, Int, String?, String)] = [
+        ("[Task]\ngarbage\n[Exec]\nExecStart=/bin/true", 2, nil, "missing '='"),
+        ("Kind=appRefresh\n[Exec]\nExecStart=/bin/true", 1, "Kind", "outside of any [Section]"),
+        ("[Task\n[Exec]\nExecStart=/bin/true", 1, nil, "invalid section header"),
+        ("[Exec]\nExecStart=/bin/true\n[Service]\nType=oneshot", 4, "Type", "unknown section [Service]"),
+        ("[Task]\nRuntimeBudget=5s\n[Exec]\nExecStart=/bin/true", 2, "RuntimeBudget", "unknown key in section [Task]"),
+        ("[Task]\nRuntimeBudgetSec=5x\n[Exec]\nExecStart=/bin/true", 2, "RuntimeBudgetSec", "invalid time span '5x'"),
+        ("[Task]\nRuntimeBudgetSec=0\n[Exec]\nExecStart=/bin/true", 2, "RuntimeBudgetSec", "finite and above 0"),
+        ("[Task]\nRuntimeBudgetSec=infinity\n[Exec]\nExecStart=/bin/true", 2, "RuntimeBudgetSec", "finite and above 0"),
+        ("[Task]\nCancelGraceSec=infinity\n[Exec]\nExecStart=/bin/true", 2, "CancelGraceSec", "must be finite"),
+        ("[Task]\nKind=app refresh\n[Exec]\nExecStart=/bin/true", 2, "Kind", "must be letters"),
+        ("[Task]\nIdentifier=a:b\n[Exec]\nExecStart=/bin/true", 2, "Identifier", "must be letters"),
+        ("[Timer]\nOnStartupSec=soon\n[Exec]\nExecStart=/bin/true", 2, "OnStartupSec", "invalid time span"),
+        ("[Timer]\nOnUnitActiveSec=-5s\n[Exec]\nExecStart=/bin/true", 2, "OnUnitActiveSec", "negative"),
+        ("[Exec]\nExecStart=/bin/echo 'unterminated", 2, "ExecStart", "unterminated ' quote"),
+        ("[Exec]\nExecStart=bin/refresh", 2, "ExecStart", "absolute path or a bare program name"),
+        ("[Exec]\nExecStart=-/bin/true", 2, "ExecStart", "'-' prefix is not supported"),
+        ("[Exec]\nExecStart=/bin/true\nExecStart=/bin/false", 3, "ExecStart", "given twice"),
+        ("[Exec]\nExecStart=/bin/echo \\q", 2, "ExecStart", "unknown escape"),
+        ("[Exec]\nExecStart=/bin/true\nEnvironment=JUSTANAME", 3, "Environment", "is not NAME=value"),
+        ("[Exec]\nExecStart=/bin/true\nEnvironment=1X=2", 3, "Environment", "is not NAME=value"),
+        ("[Exec]\nExecStart=/bin/true\nWorkingDirectory=relative/dir", 3, "WorkingDirectory", "not an absolute path"),
+        ("[Exec]\nExecStart=/bin/true\nKillSignal=SIGFOO", 3, "KillSignal", "unknown signal"),
+        ("[Task]\nDescription=no command", 1, "ExecStart", "no Swift handler is registered"),
+    ]
+
+    @Test("each error names file:line and the key; the broken task is left out, the others load", arguments: errors)
+    func errorPaths(text: String, line: Int, key: String?, message: String) throws {
+        let f = try ConfigFixture()
+        let path = try f.write("tasks.d/broken.task", text)
+        try f.write("tasks.d/good.task", "[Exec]\nExecStart=/bin/true\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(!config.isValid)
+        let d = try #require(config.diagnostics.first)
+        #expect(config.diagnostics.count == 1, "\(config.diagnostics)")
+        #expect(d.location == SourceLocation(file: path, line: line))
+        #expect(d.key == key)
+        #expect(d.message.contains(message), "\(d.message)")
+        #expect(d.description.hasPrefix("\(path):\(line): error: "))
+        #expect(config.tasks.map(\.key.identifier) == ["good"])
+    }
+
+    @Test("two files defining the same kind:identifier: the second is an error")
+    func duplicate() throws {
+        let f = try ConfigFixture()
+        try f.write("tasks.d/a.task", "[Task]\nIdentifier=same\n[Exec]\nExecStart=/bin/true\n")
+        let second = try f.write("tasks.d/b.task", "[Task]\nIdentifier=same\n[Exec]\nExecStart=/bin/true\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(config.diagnostics.map(\.location) == [SourceLocation(file: second, line: 1)])
+        #expect(config.diagnostics.first?.message.contains("already defined by") == true)
+        #expect(config.tasks.count == 1)
+    }
+
+    @Test("taskd.conf: [Daemon] keys, and its errors with file:line")
+    func daemonFile() throws {
+        let f = try ConfigFixture()
+        let path = try f.write("taskd.conf", "[Daemon]\nStateDirectory=/var/lib/x\nSocket=relative.sock\nFoo=1\n[Other]\nA=b\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(config.daemon.stateDirectory == "/var/lib/x")
+        #expect(config.daemon.socketPath == nil)
+        #expect(config.diagnostics.map(\.location.line) == [3, 4, 6])
+        #expect(config.diagnostics.allSatisfy { $0.location.file == path })
+    }
+
+    @Test("a file without ExecStart= configures the Swift handler of that identifier")
+    func swiftHandlerConfigured() throws {
+        let f = try ConfigFixture()
+        try f.write("tasks.d/WEATHER_DATA.task", "[Task]\nRuntimeBudgetSec=12s\n[Timer]\nOnStartupSec=1s\n")
+        let code = TaskDefinition(
+            key: TaskKey(kind: "appRefresh", identifier: "WEATHER_DATA"), description: "from code",
+            onUnitActive: [.seconds(900)], handler: .swift)
+        let config = ConfigLoader.load(directory: f.directory, swiftTasks: [code])
+        #expect(config.diagnostics.isEmpty)
+        let task = try #require(config.tasks.first)
+        #expect(task.key.kind == "appRefresh")
+        #expect(task.budget == .seconds(12))
+        #expect(task.description == "from code")
+        #expect(task.onStartup == [.seconds(1)])
+        #expect(task.onUnitActive == [.seconds(900)])
+        #expect(task.handler == .swift)
+    }
+
+    @Test("a missing configuration directory is an empty configuration, not a crash")
+    func missingDirectory() {
+        let config = ConfigLoader.load(directory: "/nonexistent/taskd")
+        #expect(config.tasks.isEmpty && config.isValid)
+    }
+}
+
+@Suite("Config: word splitting as systemd's extract_first_word")
+struct WordSplitterTests {
+    @Test(arguments: [
+        ("a b  c", ["a", "b", "c"]), ("'a b' \"c d\"", ["a b", "c d"]), ("x\\ y", ["x y"]), ("a\\nb", ["a\nb"]),
+        ("\"it's\"", ["it's"]), ("pre'fix'post", ["prefixpost"]), ("\\x41", ["A"]), ("''", [""]), ("", []),
+    ])
+    func split(input: String, expected: [String]) throws {
+        #expect(try WordSplitter.split(input) == expected)
+    }
+
+    @Test(arguments: ["'open", "\"open", "trailing\\", "\\xZZ"])
+    func rejects(input: String) {
+        #expect(throws: WordSplitError.self) { try WordSplitter.split(input) }
+    }
+}
