@@ -15,6 +15,9 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CTaskdShim"),
 
+        // The epoll thread every watched fd goes through (not Dispatch sources: see EventLoop).
+        .target(name: "TaskdIO", dependencies: ["CTaskdShim"]),
+
         // Pure core: model, time spans, target matching, the scheduler state machine.
         .target(name: "TaskScheduling"),
         // Unit-file syntax → task definitions, with file:line diagnostics.
@@ -24,9 +27,9 @@ let package = Package(
             name: "TaskdProtocol", dependencies: ["TaskScheduling", "CTaskdShim"],
             exclude: ["io.taskd.Scheduler.varlink"]),
         // Running handlers: commands (posix_spawn, process groups, signals) and output capture.
-        .target(name: "TaskRuntime", dependencies: ["TaskScheduling", "CTaskdShim"]),
+        .target(name: "TaskRuntime", dependencies: ["TaskScheduling", "CTaskdShim", "TaskdIO"]),
         // journald, sd_notify, listen fds, the Unix socket server, signals.
-        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "TaskdProtocol"]),
+        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "TaskdProtocol", "TaskdIO"]),
         // The embedding API (backgroundTask(_:action:)) and the daemon loop.
         .target(
             name: "Taskd",

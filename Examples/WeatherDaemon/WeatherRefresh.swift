@@ -20,9 +20,15 @@ enum WeatherRefresh {
             // Runs synchronously on the cancelling thread: keep it short and thread-safe.
             say("\(context.task): cancelled by taskd; saving partial forecast")
             if let marker = getenv("WEATHERD_CANCEL_MARKER") {
-                let path = String(cString: marker)
-                let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-                if fd >= 0 { close(fd) }
+                // Tests read when onCancel ran: CLOCK_REALTIME microseconds, written here.
+                var now = timespec()
+                clock_gettime(CLOCK_REALTIME, &now)
+                let text = "\(Int(now.tv_sec) * 1_000_000 + now.tv_nsec / 1_000)\n"
+                let fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                if fd >= 0 {
+                    _ = text.withCString { write(fd, $0, strlen($0)) }
+                    close(fd)
+                }
             }
         }
     }

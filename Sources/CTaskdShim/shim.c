@@ -35,3 +35,21 @@ int taskd_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path) 
 int taskd_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int lowfd) {
     return posix_spawn_file_actions_addclosefrom_np(actions, lowfd);
 }
+
+#include <sys/epoll.h>
+
+int taskd_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token) {
+    struct epoll_event ev = {.events = events, .data.u64 = token};
+    return epoll_ctl(epfd, op, fd, &ev);
+}
+
+int taskd_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int timeout_ms) {
+    struct epoll_event evs[64];
+    if (max > 64) max = 64;
+    int n = epoll_wait(epfd, evs, max, timeout_ms);
+    for (int i = 0; i < n; i++) {
+        tokens[i] = evs[i].data.u64;
+        events[i] = evs[i].events;
+    }
+    return n;
+}

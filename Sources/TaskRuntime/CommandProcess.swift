@@ -1,7 +1,7 @@
 import CTaskdShim
-@preconcurrency import Dispatch
 import Synchronization
 import TaskScheduling
+import TaskdIO
 
 #if canImport(Glibc)
     import Glibc
@@ -9,17 +9,17 @@ import TaskScheduling
 
 /// A running command handler: spawned with `posix_spawn` as the leader of its own process group,
 /// with every signal disposition reset and the mask cleared, the payload on standard input, and
-/// standard output and error captured line by line. Its exit is observed through a pidfd and a
-/// Dispatch source, so no thread blocks in `waitpid`.
+/// standard output and error captured line by line. Its exit is observed through a pidfd on the
+/// event loop, so no thread blocks in `waitpid`.
 public final class CommandProcess: Sendable {
     /// The leader's pid, which is also the process group id.
     public let pid: pid_t
-    private let queue: DispatchQueue
     private let state: Mutex<State>
 
-    private struct State: @unchecked Sendable {
+    private struct State: Sendable {
         var exited = false
-        var sources: [any DispatchSourceProtocol] = []
+        /// Open pipe read ends and their event-loop tokens.
+        var pipes: [Int32: UInt64] = [:]
         var splitters: [Int32: LineSplitter] = [:]
     }
 
@@ -87,7 +87,6 @@ public final class CommandProcess: Sendable {
 
     private init(pid: pid_t) {
         self.pid = pid
-        self.queue = DispatchQueue(label: "taskd.command.\(pid)")
         self.state = Mutex(State())
     }
 
@@ -101,63 +100,62 @@ public final class CommandProcess: Sendable {
         stdout: Int32, stderr: Int32, onOutput: @escaping @Sendable (OutputLine) -> Void,
         onExit: @escaping @Sendable (Termination) -> Void
     ) {
-        state.withLock {
-            $0.splitters[stdout] = LineSplitter(stream: .stdout)
-            $0.splitters[stderr] = LineSplitter(stream: .stderr)
-        }
-        for fd in [stdout, stderr] {
+        let loop = EventLoop.shared
+        for (fd, stream) in [(stdout, OutputLine.Stream.stdout), (stderr, .stderr)] {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { @Sendable [self] in
-                if !self.drain(fd, onOutput: onOutput) { source.cancel() }
+            state.withLock { $0.splitters[fd] = LineSplitter(stream: stream) }
+            let token = loop.register(fd: fd, events: EventLoop.readable) { [self] _ in
+                if !self.drain(fd, onOutput: onOutput) { self.closePipe(fd) }
             }
-            source.setCancelHandler { @Sendable in close(fd) }
-            state.withLock { $0.sources.append(source) }
-            source.resume()
+            if let token { state.withLock { $0.pipes[fd] = token } } else { close(fd) }
         }
         let pidfd = taskd_pidfd_open(pid)
-        if pidfd < 0 {
-            // No pidfd (old kernel): wait on a dedicated thread instead of a cooperative one.
-            let pid = self.pid
-            Thread.detach {
+        let exitToken = pidfd < 0 ? nil : Mutex<UInt64?>(nil)
+        if let exitToken {
+            let token = loop.register(fd: pidfd, events: EventLoop.readable) { [self] _ in
                 var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-                let final = status
-                self.queue.async { self.exited(status: final, stdout: stdout, stderr: stderr, onOutput, onExit) }
+                guard waitpid(self.pid, &status, WNOHANG) == self.pid else { return }
+                if let t = exitToken.withLock({ $0 }) { loop.deregister(fd: pidfd, token: t) }
+                close(pidfd)
+                self.exited(status: status, onOutput, onExit)
             }
-            return
+            exitToken.withLock { $0 = token }
+            if token != nil { return }
+            close(pidfd)
         }
-        let exitSource = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
-        exitSource.setEventHandler { @Sendable [self] in
+        // No pidfd (old kernel): wait on a dedicated thread instead of a cooperative one.
+        let pid = self.pid
+        Thread.detach {
             var status: Int32 = 0
-            let r = waitpid(self.pid, &status, WNOHANG)
-            guard r == self.pid else { return }
-            exitSource.cancel()
-            self.exited(status: status, stdout: stdout, stderr: stderr, onOutput, onExit)
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            self.exited(status: status, onOutput, onExit)
         }
-        exitSource.setCancelHandler { @Sendable in close(pidfd) }
-        exitSource.resume()
     }
 
-    private func exited(
-        status: Int32, stdout: Int32, stderr: Int32, _ onOutput: @Sendable (OutputLine) -> Void,
-        _ onExit: @Sendable (Termination) -> Void
-    ) {
+    private func exited(status: Int32, _ onOutput: @escaping @Sendable (OutputLine) -> Void, _ onExit: @Sendable (Termination) -> Void) {
         state.withLock { $0.exited = true }
         ProcessReaper.shared.release(group: pid)
         // Output written before the exit is delivered before the exit is reported.
-        _ = drain(stdout, onOutput: onOutput)
-        _ = drain(stderr, onOutput: onOutput)
-        let (sources, rest) = state.withLock { s -> ([any DispatchSourceProtocol], [OutputLine]) in
-            let rest = s.splitters.keys.sorted().flatMap { s.splitters[$0]!.finish() }
-            return (s.sources, rest)
+        for fd in state.withLock({ $0.pipes.keys.sorted() }) {
+            _ = drain(fd, onOutput: onOutput)
+            closePipe(fd, onOutput: onOutput)
         }
-        rest.forEach(onOutput)
-        sources.forEach { $0.cancel() }
         onExit(ExitStatus.termination(status))
     }
 
-    /// Reads what is available on `fd`; false at end of stream.
+    /// Stops watching a pipe and closes it, delivering a last unterminated line.
+    private func closePipe(_ fd: Int32, onOutput: (@Sendable (OutputLine) -> Void)? = nil) {
+        let (token, rest) = state.withLock { s -> (UInt64?, [OutputLine]) in
+            var splitter = s.splitters.removeValue(forKey: fd)
+            return (s.pipes.removeValue(forKey: fd), splitter?.finish() ?? [])
+        }
+        guard let token else { return }
+        EventLoop.shared.deregister(fd: fd, token: token)
+        close(fd)
+        if let onOutput { rest.forEach(onOutput) }
+    }
+
+    /// Reads what is available on `fd`; false at end of stream (its last line already delivered).
     private func drain(_ fd: Int32, onOutput: @Sendable (OutputLine) -> Void) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
@@ -167,7 +165,7 @@ public final class CommandProcess: Sendable {
                 lines.forEach(onOutput)
                 continue
             }
-            if n < 0 && (errno == EINTR) { continue }
+            if n < 0 && errno == EINTR { continue }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return true }
             let rest = state.withLock { $0.splitters[fd]?.finish() ?? [] }
             rest.forEach(onOutput)

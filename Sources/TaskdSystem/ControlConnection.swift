@@ -1,14 +1,14 @@
-@preconcurrency import Dispatch
 import CTaskdShim
 import Synchronization
+import TaskdIO
 import TaskdProtocol
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// One client connection of the control socket. Bytes are read by a Dispatch source (never on
-/// the cooperative pool), framed into Varlink calls and handed on in order through `calls`;
+/// One client connection of the control socket. Bytes are read on the event loop's thread (never
+/// on the cooperative pool), framed into Varlink calls and handed on in order through `calls`;
 /// replies are written without blocking, buffering at most `maxPendingOutput` bytes for a slow reader.
 public final class ControlConnection: ReplyChannel, Sendable {
     public static let maxPendingOutput = 4 * 1024 * 1024
@@ -18,66 +18,59 @@ public final class ControlConnection: ReplyChannel, Sendable {
     public let calls: AsyncStream<VarlinkCall>
 
     private let fd: Int32
-    private let queue: DispatchQueue
     private let continuation: AsyncStream<VarlinkCall>.Continuation
-    private let state: Mutex<State>
+    private let state = Mutex(State())
     private let onClose: @Sendable (ControlConnection) -> Void
+    private let onReject: @Sendable (PeerCredentials, String) -> Void
 
-    private struct State: @unchecked Sendable {
+    private struct State: Sendable {
         var framer = VarlinkFramer()
         var pending: [UInt8] = []
-        var readSource: (any DispatchSourceRead)?
-        var writeSource: (any DispatchSourceWrite)?
+        var token: UInt64?
         var closed = false
+        var reading = true
+        var waitingToWrite = false
         var closeAfterFlush = false
         var onewayPending = 0
     }
 
-    init(fd: Int32, peer: PeerCredentials, onClose: @escaping @Sendable (ControlConnection) -> Void) {
+    init(
+        fd: Int32, peer: PeerCredentials, onReject: @escaping @Sendable (PeerCredentials, String) -> Void,
+        onClose: @escaping @Sendable (ControlConnection) -> Void
+    ) {
         self.fd = fd
         self.peer = peer
+        self.onReject = onReject
         self.onClose = onClose
-        self.queue = DispatchQueue(label: "taskd.connection.\(fd)")
         (calls, continuation) = AsyncStream.makeStream(of: VarlinkCall.self)
-        state = Mutex(State())
     }
 
     public var isClosed: Bool { state.withLock { $0.closed } }
 
     func start() {
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { @Sendable [self] in self.readAvailable() }
-        state.withLock { $0.readSource = source }
-        source.resume()
+        let token = EventLoop.shared.register(fd: fd, events: EventLoop.readable) { [self] events in
+            if events & EventLoop.writable != 0 { self.flush() }
+            if events & (EventLoop.readable | EventLoop.hangup) != 0 { self.readAvailable(events) }
+        }
+        guard let token else { return close() }
+        state.withLock { $0.token = token }
     }
 
-    /// Queues a reply; written as the socket accepts it.
+    /// Queues a reply; it is written as the socket accepts it. Replies to a oneway call are dropped.
     public func send(_ reply: VarlinkReply) {
-        queue.async { [self] in
-            let oneway = state.withLock { s -> Bool in
-                guard s.onewayPending > 0 else { return false }
-                if !reply.continues { s.onewayPending -= 1 }
-                return true
-            }
-            if !oneway { self.write(reply.encoded + [0]) }
+        let oneway = state.withLock { s -> Bool in
+            guard s.onewayPending > 0 else { return false }
+            if !reply.continues { s.onewayPending -= 1 }
+            return true
         }
+        if !oneway { write(reply.encoded + [0]) }
     }
 
-    /// Marks the next call as oneway: its replies are dropped (Varlink `"oneway": true`).
-    func expectOneway() { state.withLock { $0.onewayPending += 1 } }
-
-    /// Closes the connection once everything queued has been written.
-    public func closeAfterFlush() {
-        queue.async { [self] in
-            let done = state.withLock { s -> Bool in
-                s.closeAfterFlush = true
-                return s.pending.isEmpty
-            }
-            if done { self.close() }
+    private func readAvailable(_ events: UInt32) {
+        guard state.withLock({ $0.reading }) else {
+            if events & EventLoop.hangup != 0 { close() }
+            return
         }
-    }
-
-    private func readAvailable() {
         var buffer = [UInt8](repeating: 0, count: 16384)
         let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if n < 0 {
@@ -105,26 +98,16 @@ public final class ControlConnection: ReplyChannel, Sendable {
             }
         }
         calls.forEach { continuation.yield($0) }
-        if let failure {
-            // The stream cannot be trusted past a broken message: answer, then hang up.
-            state.withLock { s in
-                s.readSource?.cancel()
-                s.readSource = nil
-            }
-            rejected(failure)
-            write(VarlinkReply.error(SchedulerInterface.invalidRequest, ["reason": .string(failure)]).encoded + [0])
-            continuation.finish()
-            closeAfterFlush()
+        guard let failure else { return }
+        // The stream cannot be trusted past a broken message: answer, stop reading, hang up once sent.
+        onReject(peer, failure)
+        state.withLock {
+            $0.reading = false
+            $0.closeAfterFlush = true
         }
+        continuation.finish()
+        write(VarlinkReply.error(SchedulerInterface.invalidRequest, ["reason": .string(failure)]).encoded + [0])
     }
-
-    /// Called when a request is refused at the framing level; the server logs it.
-    var onReject: (@Sendable (PeerCredentials, String) -> Void)? {
-        get { rejectHandler.withLock { $0 } }
-        set { rejectHandler.withLock { $0 = newValue } }
-    }
-    private let rejectHandler = Mutex<(@Sendable (PeerCredentials, String) -> Void)?>(nil)
-    private func rejected(_ reason: String) { onReject?(peer, reason) }
 
     private func write(_ bytes: [UInt8]) {
         let overflow = state.withLock { s -> Bool in
@@ -136,55 +119,50 @@ public final class ControlConnection: ReplyChannel, Sendable {
         flush()
     }
 
+    /// Writes what is pending; waits for writability (EPOLLOUT) when the socket is full.
     private func flush() {
-        while true {
-            let (chunk, closed) = state.withLock { ($0.pending, $0.closed) }
-            if closed { return }
-            if chunk.isEmpty {
-                let shouldClose = state.withLock { s -> Bool in
-                    s.writeSource?.cancel()
-                    s.writeSource = nil
-                    return s.closeAfterFlush
+        enum Next { case done, close }
+        let next: Next = state.withLock { s in
+            while !s.closed && !s.pending.isEmpty {
+                let n = s.pending.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n > 0 {
+                    s.pending.removeFirst(n)
+                    continue
                 }
-                if shouldClose { close() }
-                return
-            }
-            let n = chunk.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n > 0 {
-                state.withLock { $0.pending.removeFirst(n) }
-                continue
-            }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                let needsSource = state.withLock { $0.writeSource == nil }
-                if needsSource {
-                    let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-                    source.setEventHandler { @Sendable [self] in self.flush() }
-                    state.withLock { $0.writeSource = source }
-                    source.resume()
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    if !s.waitingToWrite, let token = s.token {
+                        s.waitingToWrite = true
+                        EventLoop.shared.modify(fd: fd, token: token, events: events(s))
+                    }
+                    return .done
                 }
-                return
+                return .close
             }
-            return close()
+            if s.waitingToWrite, let token = s.token {
+                s.waitingToWrite = false
+                EventLoop.shared.modify(fd: fd, token: token, events: events(s))
+            }
+            return s.closeAfterFlush ? .close : .done
         }
+        if case .close = next { close() }
+    }
+
+    private func events(_ s: State) -> UInt32 {
+        (s.reading ? EventLoop.readable : 0) | (s.waitingToWrite ? EventLoop.writable : 0)
     }
 
     private func close() {
-        let sources = state.withLock { s -> [any DispatchSourceProtocol]? in
+        let token = state.withLock { s -> UInt64?? in
             guard !s.closed else { return nil }
             s.closed = true
             s.pending.removeAll()
-            let list: [any DispatchSourceProtocol] = [s.readSource, s.writeSource].compactMap { $0 }
-            s.readSource = nil
-            s.writeSource = nil
-            return list
+            return .some(s.token)
         }
-        guard let sources else { return }
-        sources.forEach { $0.cancel() }
+        guard let token else { return }
+        if let token { EventLoop.shared.deregister(fd: fd, token: token) }
+        Glibc.close(fd)
         continuation.finish()
-        let fd = self.fd
-        // Close the fd after the sources are gone, on this queue, so no handler sees a reused fd.
-        queue.async { Glibc.close(fd) }
         onClose(self)
     }
 }

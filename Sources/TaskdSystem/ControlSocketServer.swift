@@ -1,6 +1,6 @@
-@preconcurrency import Dispatch
 import CTaskdShim
 import Synchronization
+import TaskdIO
 import TaskdProtocol
 
 #if canImport(Glibc)
@@ -8,7 +8,7 @@ import TaskdProtocol
 #endif
 
 /// The control socket: a listening Unix stream socket (its own, or one passed by socket activation)
-/// whose accepted connections come out of `connections`. Accepting runs on a Dispatch source.
+/// whose accepted connections come out of `connections`. Accepting runs on the event loop.
 public final class ControlSocketServer: Sendable {
     /// Every accepted connection, as it arrives.
     public let connections: AsyncStream<ControlConnection>
@@ -19,8 +19,7 @@ public final class ControlSocketServer: Sendable {
 
     private let listenFD: Int32
     private let continuation: AsyncStream<ControlConnection>.Continuation
-    private let queue = DispatchQueue(label: "taskd.accept")
-    private let source: Mutex<(any DispatchSourceRead)?> = Mutex(nil)
+    private let token = Mutex<UInt64?>(nil)
     private let open = Mutex<[ObjectIdentifier: ControlConnection]>([:])
     private let onReject: @Sendable (PeerCredentials, String) -> Void
 
@@ -43,18 +42,13 @@ public final class ControlSocketServer: Sendable {
 
     /// Begins accepting connections.
     public func start() {
-        let s = DispatchSource.makeReadSource(fileDescriptor: listenFD, queue: queue)
-        s.setEventHandler { @Sendable [self] in self.acceptAll() }
-        source.withLock { $0 = s }
-        s.resume()
+        let t = EventLoop.shared.register(fd: listenFD, events: EventLoop.readable) { [self] _ in self.acceptAll() }
+        token.withLock { $0 = t }
     }
 
     /// Stops accepting; with `removeSocket`, unlinks the socket file taskd created itself.
     public func stop() {
-        source.withLock {
-            $0?.cancel()
-            $0 = nil
-        }
+        if let t = token.withLock({ $0.take() }) { EventLoop.shared.deregister(fd: listenFD, token: t) }
         continuation.finish()
         if !isActivated, let path { unlink(path) }
     }
@@ -70,10 +64,9 @@ public final class ControlSocketServer: Sendable {
                 close(fd)
                 continue
             }
-            let connection = ControlConnection(fd: fd, peer: peer) { [self] c in
+            let connection = ControlConnection(fd: fd, peer: peer, onReject: onReject) { [self] c in
                 _ = self.open.withLock { $0.removeValue(forKey: ObjectIdentifier(c)) }
             }
-            connection.onReject = onReject
             open.withLock { $0[ObjectIdentifier(connection)] = connection }
             continuation.yield(connection)
             connection.start()

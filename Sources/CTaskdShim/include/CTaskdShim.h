@@ -20,3 +20,10 @@ int taskd_pipe_cloexec(int fds[2]);
 int taskd_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path);
 /// posix_spawn_file_actions_addclosefrom_np (glibc ≥ 2.34): close every fd ≥ lowfd in the child.
 int taskd_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int lowfd);
+
+#include <stdint.h>
+#include <sys/epoll.h>
+/// epoll_ctl(ADD/MOD) with `events` and `token` as the event's data.u64.
+int taskd_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token);
+/// epoll_wait into parallel arrays of tokens and event masks; the count, or -1 with errno.
+int taskd_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int timeout_ms);

@@ -3,13 +3,13 @@
 #endif
 
 /// A detached POSIX thread for blocking work that must not sit on the cooperative pool.
-enum Thread {
+public enum Thread {
     private final class Box {
         let body: () -> Void
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
-    static func detach(_ body: @escaping @Sendable () -> Void) {
+    public static func detach(_ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { raw in

@@ -1,0 +1,228 @@
+"""Integration-test harness: the real taskd/taskctl/weatherd binaries, a private journald.
+
+As root, the whole pytest process first moves into a private mount namespace (unshare(CLONE_NEWNS)
+through libc, before any thread exists) and mounts tmpfs over /run/systemd/journal,
+/run/log/journal and /var/log/journal, then starts its own systemd-journald: everything the tests
+run logs there and nothing touches the host's journal. Without root, tests that need the journal
+or namespaces are skipped with the reason.
+"""
+import ctypes
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("TASKD_BUILD_DIR", ROOT / ".build" / "debug"))
+TASKD = BUILD / "taskd"
+TASKCTL = BUILD / "taskctl"
+WEATHERD = BUILD / "weatherd"
+VARLINK_CALL = ROOT.parent / "shared" / "tools" / "varlink-call"
+IS_ROOT = os.geteuid() == 0
+JOURNAL_DIRS = ["/run/systemd/journal", "/run/log/journal", "/var/log/journal"]
+_journald = None
+
+
+def _private_journal():
+    """Enter a private mount namespace and start a journald of our own there."""
+    global _journald
+    libc = ctypes.CDLL(None, use_errno=True)
+    CLONE_NEWNS = 0x00020000
+    if libc.unshare(CLONE_NEWNS) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+    subprocess.run(["mount", "--make-rprivate", "/"], check=True)
+    for d in JOURNAL_DIRS:
+        if d != "/var/log/journal":
+            os.makedirs(d, exist_ok=True)
+        if os.path.isdir(d):
+            subprocess.run(["mount", "-t", "tmpfs", "tmpfs", d], check=True)
+    _journald = subprocess.Popen(["/lib/systemd/systemd-journald"], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while not os.path.exists("/run/systemd/journal/socket"):
+        if time.monotonic() > deadline:
+            raise RuntimeError("private journald did not start")
+        time.sleep(0.01)
+
+
+def pytest_configure(config):
+    if IS_ROOT and os.path.exists("/lib/systemd/systemd-journald"):
+        _private_journal()
+
+
+def pytest_unconfigure(config):
+    if _journald is not None:
+        _journald.terminate()
+        _journald.wait(timeout=10)
+
+
+needs_journal = pytest.mark.skipif(not IS_ROOT,
+                                   reason="a private journald needs root (mount namespace)")
+
+
+def journal(**fields):
+    """Every journal entry matching all fields, oldest first (after journalctl --sync)."""
+    subprocess.run(["journalctl", "--sync"], check=True)
+    args = ["journalctl", "--no-pager", "-o", "json"] + [f"{k}={v}" for k, v in fields.items()]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def wait_for(predicate, timeout=10.0, interval=0.02, what="condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(interval)
+
+
+class Daemon:
+    """A real taskd (or weatherd) on a private config, state folder and socket."""
+
+    def __init__(self, tmp: Path, tasks: dict, binary=TASKD, env=None, wrapper=(), daemon_conf=None):
+        self.dir = tmp
+        self.config = tmp / "config"
+        (self.config / "tasks.d").mkdir(parents=True, exist_ok=True)
+        for name, text in tasks.items():
+            (self.config / "tasks.d" / name).write_text(text)
+        if daemon_conf:
+            (self.config / "taskd.conf").write_text(daemon_conf)
+        self.state = tmp / "state"
+        self.socket = str(tmp / "taskd.sock")
+        self.stderr_path = tmp / "taskd.stderr"
+        self.env = dict(os.environ, **(env or {}))
+        self.env.pop("NOTIFY_SOCKET", None)
+        self.argv = list(wrapper) + [str(binary), "--config", str(self.config), "--state-dir", str(self.state),
+                                     "--socket", self.socket]
+        self.proc = None
+
+    def start(self, wait=True):
+        self.stderr = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(self.argv, env=self.env, stdin=subprocess.DEVNULL,
+                                     stdout=self.stderr, stderr=self.stderr)
+        if wait:
+            wait_for(self.accepts, what=f"{self.argv[0]} to accept on {self.socket}")
+        return self
+
+    def accepts(self):
+        if self.proc.poll() is not None:
+            raise AssertionError(f"daemon exited {self.proc.returncode}: {self.stderr_text()}")
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.connect(self.socket)
+            return True
+        except OSError:
+            return False
+        finally:
+            s.close()
+
+    def stop(self, timeout=15):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def stderr_text(self):
+        return self.stderr_path.read_text(errors="replace")
+
+    def taskctl(self, *args, timeout=60):
+        return subprocess.run([str(TASKCTL), "--socket", self.socket, *args], capture_output=True, text=True,
+                              timeout=timeout)
+
+    def call(self, method, parameters=None, more=False):
+        """One raw Varlink call; the list of replies (several with more)."""
+        with VarlinkSocket(self.socket) as v:
+            return v.call(method, parameters, more)
+
+
+class VarlinkSocket:
+    """A raw Varlink connection: write NUL-terminated JSON, read replies."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.settimeout(20)
+        self.sock.connect(path)
+        self.buffer = b""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.sock.close()
+
+    def send_raw(self, data: bytes):
+        self.sock.sendall(data)
+
+    def read_reply(self):
+        while b"\0" not in self.buffer:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        message, _, self.buffer = self.buffer.partition(b"\0")
+        return json.loads(message)
+
+    def call(self, method, parameters=None, more=False):
+        request = {"method": method}
+        if parameters is not None:
+            request["parameters"] = parameters
+        if more:
+            request["more"] = True
+        self.send_raw(json.dumps(request).encode() + b"\0")
+        replies = [self.read_reply()]
+        while replies[-1] is not None and replies[-1].get("continues"):
+            replies.append(self.read_reply())
+        return replies
+
+
+@pytest.fixture
+def daemon_factory(tmp_path):
+    started = []
+
+    def make(tasks, **kwargs):
+        d = Daemon(tmp_path / f"d{len(started)}", tasks, **kwargs)
+        started.append(d)
+        return d
+
+    yield make
+    for d in started:
+        d.stop()
+
+
+def task(exec_start, kind="appRefresh", budget=None, grace=None, extra=""):
+    lines = ["[Task]", f"Kind={kind}"]
+    if budget:
+        lines.append(f"RuntimeBudgetSec={budget}")
+    if grace:
+        lines.append(f"CancelGraceSec={grace}")
+    lines += [extra, "[Exec]", f"ExecStart={exec_start}"]
+    return "\n".join(lines) + "\n"
+
+
+def group_members(pgid):
+    """Pids of live (non-zombie) processes in process group pgid, from /proc."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid:
+            members.append((int(entry), fields[0]))
+    return members

@@ -1,0 +1,190 @@
+"""Runs end to end: wake → handler → outcome, budgets and cancellation, all read back from journald."""
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from conftest import WEATHERD, Daemon, group_members, journal, needs_journal, task, wait_for
+
+pytestmark = needs_journal
+
+STARTED = "8605484d98ae4477a29493037f9e10ec"
+COMPLETED = "e1494e7e0a484939823f308918b213dd"
+CANCELLED = "f4792cb9d75342c1b0878721e5f0dc9c"
+EXPIRED = "21a4b506cfcb43f3bd290307adcbf376"
+KILLED = "4939f917eaf743b9b7ca11b4ef35fb69"
+COALESCED = "0a2a55cb4cda494482f6903f8d647905"
+
+
+def ended(run_id):
+    entries = [e for e in journal(TASK_RUN_ID=run_id) if "TASK_OUTCOME" in e]
+    assert len(entries) == 1, entries
+    return entries[0]
+
+
+def test_wake_runs_the_command_and_the_journal_tells_the_whole_story(daemon_factory):
+    d = daemon_factory({"hello.task": task(
+        "/bin/sh -c 'echo \"hello from $TASKD_TASK\"; echo \"<3>on stderr\" >&2; cat'")}).start()
+    r = d.taskctl("wake", "hello", "--payload", '{"city": "Paris"}', "--wait")
+    assert r.returncode == 0, r.stderr
+    assert "completed" in r.stdout
+    run_id = r.stdout.split("run ")[1].split()[0]
+    entries = journal(TASK="hello", TASK_RUN_ID=run_id)
+    by_id = {e.get("MESSAGE_ID"): e for e in entries}
+    assert by_id[STARTED]["TASK_TRIGGER"] == "wake"
+    assert by_id[STARTED]["SYSLOG_IDENTIFIER"] == "taskd"
+    assert by_id[STARTED]["TASK_KIND"] == "appRefresh"
+    assert by_id[STARTED]["TASK_BUDGET_USEC"] == "30000000"
+    done = by_id[COMPLETED]
+    assert done["TASK_OUTCOME"] == "completed" and done["TASK_EXIT_STATUS"] == "0"
+    assert 0 < int(done["TASK_DURATION_USEC"]) < 5_000_000
+    assert done["TASK_ATTEMPT"] == "1"
+    output = [e for e in entries if "TASK_STREAM" in e]
+    assert [(e["TASK_STREAM"], e["PRIORITY"], e["MESSAGE"]) for e in output if e["TASK_STREAM"] == "stdout"] == [
+        ("stdout", "6", "hello from hello"), ("stdout", "6", '{"city":"Paris"}')]
+    assert [(e["PRIORITY"], e["MESSAGE"]) for e in output if e["TASK_STREAM"] == "stderr"] == [("3", "on stderr")]
+    # The order a reader sees: started, the output, completed.
+    messages = [e.get("MESSAGE_ID", "output") for e in entries]
+    assert messages.index(STARTED) < messages.index("output") < messages.index(COMPLETED)
+
+
+def test_the_handler_environment_is_built_from_scratch(daemon_factory):
+    d = daemon_factory({"envtask.task": task("/usr/bin/env", budget="7s", extra="")},
+                       env={"LEAKY_SECRET": "should-not-pass"}).start()
+    r = d.taskctl("wake", "envtask", "--id", "v42", "--json", "--wait")
+    assert r.returncode == 0, r.stderr
+    run = json.loads(r.stdout)[0]
+    env = dict(e["MESSAGE"].split("=", 1) for e in journal(TASK_RUN_ID=run["runId"], TASK_STREAM="stdout"))
+    assert env["TASKD_TASK"] == "envtask" and env["TASKD_KIND"] == "appRefresh"
+    assert env["TASKD_RUN_ID"] == run["runId"] and env["TASKD_TRIGGER"] == "wake"
+    assert env["TASKD_ATTEMPT"] == "1" and env["TASKD_WAKE_ID"] == "v42"
+    assert env["TASKD_BUDGET_USEC"] == "7000000"
+    assert int(env["TASKD_DEADLINE_USEC"]) == run["startedUSec"] + 7_000_000
+    assert env["STATE_DIRECTORY"] == str(d.state)
+    assert "LEAKY_SECRET" not in env and "NOTIFY_SOCKET" not in env
+
+
+def test_a_command_that_traps_sigterm_is_killed_at_the_budget_end_with_its_whole_group(daemon_factory, tmp_path):
+    pidfile = tmp_path / "pgid"
+    script = f"trap \"\" TERM; echo $$ > {pidfile}; sleep 60 & sleep 60 & wait; wait"
+    d = daemon_factory({"stubborn.task": task(f"/bin/sh -c '{script}'", budget="2s", grace="1s")}).start()
+    r = d.taskctl("wake", "stubborn", "--wait", "--json")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    run = json.loads(r.stdout)[0]
+    assert run["state"] == "killed" and run["signal"] == "SIGKILL"
+    pgid = int(pidfile.read_text())
+    # Killed within 250 ms of the budget's end.
+    assert 2_000_000 <= run["durationUSec"] <= 2_250_000, run
+    done = ended(run["runId"])
+    assert done["MESSAGE_ID"] == KILLED and done["TASK_CANCEL_REASON"] == "budget" and done["TASK_SIGNAL"] == "SIGKILL"
+    # The cancellation came at budget − grace, and nothing of the group survives.
+    cancel = [e for e in journal(TASK_RUN_ID=run["runId"]) if e.get("MESSAGE_ID") == "65366c20621d4d33a30c8aae2d16d2b7"]
+    assert len(cancel) == 1
+    wait_for(lambda: not group_members(pgid), timeout=2, what=f"process group {pgid} to be gone")
+
+
+def test_a_command_that_stops_on_sigterm_has_expired(daemon_factory):
+    d = daemon_factory({"polite.task": task("/bin/sh -c 'trap \"exit 0\" TERM; sleep 60 & wait'",
+                                            budget="2s", grace="1500ms")}).start()
+    r = d.taskctl("wake", "polite", "--wait", "--json")
+    run = json.loads(r.stdout)[0]
+    assert r.returncode == 1 and run["state"] == "expired", run
+    assert 500_000 <= run["durationUSec"] < 1_000_000
+    assert ended(run["runId"])["MESSAGE_ID"] == EXPIRED
+
+
+@pytest.mark.parametrize("script,field,value", [
+    ("exit 3", "TASK_EXIT_STATUS", "3"),
+    ("kill -SEGV $$", "TASK_SIGNAL", "SIGSEGV"),
+])
+def test_failures_carry_the_exit_status_or_signal(daemon_factory, script, field, value):
+    d = daemon_factory({"broken.task": task(f"/bin/sh -c '{script}'")}).start()
+    r = d.taskctl("wake", "broken", "--wait", "--json")
+    run = json.loads(r.stdout)[0]
+    assert r.returncode == 1 and run["state"] == "failed"
+    e = ended(run["runId"])
+    assert e["TASK_OUTCOME"] == "failed" and e[field] == value and e["PRIORITY"] == "3"
+
+
+def test_a_missing_program_fails_the_run_with_the_reason(daemon_factory):
+    d = daemon_factory({"ghost.task": task("/nonexistent/refresh")}).start()
+    r = d.taskctl("wake", "ghost", "--wait", "--json")
+    run = json.loads(r.stdout)[0]
+    assert r.returncode == 1 and run["state"] == "failed" and "No such file" in run["error"]
+
+
+def test_a_second_wake_coalesces_into_the_running_run(daemon_factory):
+    d = daemon_factory({"slow.task": task("/bin/sleep 1")}).start()
+    first = json.loads(d.taskctl("wake", "slow", "--json").stdout)[0]
+    second = json.loads(d.taskctl("wake", "slow", "--json").stdout)[0]
+    assert second["runId"] == first["runId"] and second["coalesced"] is True and first["coalesced"] is False
+    waited = d.taskctl("wake", "slow", "--wait")
+    assert waited.returncode == 0 and "joined it" in waited.stdout and "completed" in waited.stdout
+    assert len([e for e in journal(TASK_RUN_ID=first["runId"]) if e.get("MESSAGE_ID") == COALESCED]) == 2
+    assert len([e for e in journal(TASK="slow") if e.get("MESSAGE_ID") == STARTED]) == 1
+
+
+def test_cancel_stops_a_run_with_reason_requested(daemon_factory):
+    d = daemon_factory({"long.task": task("/bin/sleep 60", kind="processing")}).start()
+    run = json.loads(d.taskctl("wake", "long", "--json").stdout)[0]
+    r = d.taskctl("cancel", "long")
+    assert r.returncode == 0 and run["runId"] in r.stdout
+    wait_for(lambda: [e for e in journal(TASK_RUN_ID=run["runId"]) if e.get("MESSAGE_ID") == CANCELLED])
+    e = ended(run["runId"])
+    assert e["TASK_CANCEL_REASON"] == "requested" and e["TASK_SIGNAL"] == "SIGTERM"
+    assert d.taskctl("cancel", "long").stdout.strip() == "long: no run in progress"
+
+
+def test_swift_handler_oncancel_runs_at_budget_minus_grace(daemon_factory, tmp_path):
+    marker = tmp_path / "cancelled"
+    conf = "[Task]\nKind=appRefresh\nRuntimeBudgetSec=2s\nCancelGraceSec=1s\n"
+    d = daemon_factory({"WEATHER_DATA.task": conf}, binary=WEATHERD,
+                       env={"WEATHERD_CANCEL_MARKER": str(marker)}).start()
+    r = d.taskctl("wake", "WEATHER_DATA", "--payload", '{"steps": 1000}', "--wait", "--json")
+    run = json.loads(r.stdout)[0]
+    assert r.returncode == 1 and run["state"] == "expired", run
+    on_cancel_usec = int(marker.read_text())
+    late = on_cancel_usec - (run["startedUSec"] + 1_000_000)
+    assert 0 <= late <= 50_000, f"onCancel ran {late} µs after budget − grace"
+    assert "threw CancellationError" in ended(run["runId"])["MESSAGE"]
+
+
+def test_a_swift_handler_completes_and_reports_like_a_command(daemon_factory):
+    d = daemon_factory({}, binary=WEATHERD).start()
+    r = d.taskctl("wake", "WEATHER_DATA", "--payload", '{"steps": 2}', "--wait", "--json")
+    run = json.loads(r.stdout)[0]
+    assert r.returncode == 0 and run["state"] == "completed"
+    assert ended(run["runId"])["MESSAGE_ID"] == COMPLETED
+
+
+def test_shutdown_cancels_runs_waits_the_grace_and_exits_0(daemon_factory, tmp_path):
+    pidfile = tmp_path / "pgid"
+    d = daemon_factory({"stubborn.task": task(
+        f"/bin/sh -c 'trap \"\" TERM; echo $$ > {pidfile}; sleep 60 & wait; wait'", budget="1min", grace="1s")}).start()
+    run = json.loads(d.taskctl("wake", "stubborn", "--json").stdout)[0]
+    wait_for(pidfile.exists)
+    t0 = time.monotonic()
+    assert d.stop() == 0
+    took = time.monotonic() - t0
+    assert 1.0 <= took < 3.0, took
+    e = ended(run["runId"])
+    assert e["TASK_OUTCOME"] == "cancelled" and e["TASK_CANCEL_REASON"] == "shutdown"
+    wait_for(lambda: not group_members(int(pidfile.read_text())), timeout=2, what="the group to be gone")
+
+
+def test_on_startup_sec_fires_once_after_start(daemon_factory):
+    d = daemon_factory({"boot.task": task("/bin/true", extra="[Timer]\nOnStartupSec=0")}).start()
+    wait_for(lambda: [e for e in journal(TASK="boot") if e.get("TASK_OUTCOME") == "completed"], what="startup run")
+    started = [e for e in journal(TASK="boot") if e.get("MESSAGE_ID") == STARTED]
+    assert [e["TASK_TRIGGER"] for e in started] == ["startup"]
+
+
+def test_on_unit_active_sec_repeats_from_each_start(daemon_factory):
+    d = daemon_factory({"tick.task": task("/bin/true", extra="[Timer]\nOnStartupSec=0\nOnUnitActiveSec=300ms")}).start()
+    runs = wait_for(lambda: (lambda s: s if len(s) >= 3 else None)(
+        [e for e in journal(TASK="tick") if e.get("MESSAGE_ID") == STARTED]), what="three runs")
+    assert [e["TASK_TRIGGER"] for e in runs[:3]] == ["startup", "timer", "timer"]
+    gaps = [int(b["__REALTIME_TIMESTAMP"]) - int(a["__REALTIME_TIMESTAMP"]) for a, b in zip(runs, runs[1:3])]
+    assert all(280_000 <= g <= 600_000 for g in gaps), gaps
