@@ -141,11 +141,11 @@ public struct TaskDaemon: Sendable {
         let taskCount = await daemon.taskCount
         journal.daemon(
             .daemonReady, 5,
-            "taskd ready: \(taskCount) task(s) from \(configDirectory), socket \(socketPath)"
+            "taskd ready: \(taskCount) task(s) from \(configDirectory), socket \(server.path)"
                 + (server.isActivated ? " (socket-activated)" : ""),
-            [("TASKD_SOCKET", socketPath), ("TASKD_TASK_COUNT", String(taskCount))])
+            [("TASKD_SOCKET", server.path), ("TASKD_TASK_COUNT", String(taskCount))])
         notifier.notify("READY=1\nMAINPID=\(getpid())")
-        if getenv("NOTIFY_SOCKET") == nil { printHint(socketPath: socketPath, example: config.tasks.first?.key.identifier) }
+        if getenv("NOTIFY_SOCKET") == nil { printHint(socketPath: server.path, example: config.tasks.first?.key.identifier) }
         await daemon.start()
 
         for await number in signals.signals {

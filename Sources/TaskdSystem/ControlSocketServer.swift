@@ -12,8 +12,8 @@ import TaskdProtocol
 public final class ControlSocketServer: Sendable {
     /// Every accepted connection, as it arrives.
     public let connections: AsyncStream<ControlConnection>
-    /// The path clients connect to, when known.
-    public let path: String?
+    /// The path clients connect to (for an activated socket, the one it is bound to).
+    public let path: String
     /// True when the socket came from the service manager.
     public let isActivated: Bool
 
@@ -31,7 +31,7 @@ public final class ControlSocketServer: Sendable {
         if let fd = ListenSockets.activatedUnixStream() {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             listenFD = fd
-            self.path = path
+            self.path = Self.boundPath(fd) ?? path
             isActivated = true
             return
         }
@@ -50,7 +50,7 @@ public final class ControlSocketServer: Sendable {
     public func stop() {
         if let t = token.withLock({ $0.take() }) { EventLoop.shared.deregister(fd: listenFD, token: t) }
         continuation.finish()
-        if !isActivated, let path { unlink(path) }
+        if !isActivated { unlink(path) }
     }
 
     /// How many client connections are open now.
@@ -117,6 +117,20 @@ public final class ControlSocketServer: Sendable {
             throw SocketError(message: "cannot listen on \(path): \(reason)")
         }
         return fd
+    }
+
+    /// The filesystem path a Unix socket is bound to, from getsockname; nil for abstract or unnamed ones.
+    static func boundPath(_ fd: Int32) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let rc = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard rc == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let path = withUnsafeBytes(of: address.sun_path) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return path.hasPrefix("/") ? path : nil
     }
 
     /// `mkdir -p`, mode 0755.

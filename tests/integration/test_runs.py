@@ -123,7 +123,7 @@ def test_a_second_wake_coalesces_into_the_running_run(daemon_factory):
     waited = d.taskctl("wake", "slow", "--wait")
     assert waited.returncode == 0 and "joined it" in waited.stdout and "completed" in waited.stdout
     assert len([e for e in journal(TASK_RUN_ID=first["runId"]) if e.get("MESSAGE_ID") == COALESCED]) == 2
-    assert len([e for e in journal(TASK="slow") if e.get("MESSAGE_ID") == STARTED]) == 1
+    assert len([e for e in journal(TASK="slow", _PID=str(d.proc.pid)) if e.get("MESSAGE_ID") == STARTED]) == 1
 
 
 def test_cancel_stops_a_run_with_reason_requested(daemon_factory):
@@ -176,15 +176,15 @@ def test_shutdown_cancels_runs_waits_the_grace_and_exits_0(daemon_factory, tmp_p
 
 def test_on_startup_sec_fires_once_after_start(daemon_factory):
     d = daemon_factory({"boot.task": task("/bin/true", extra="[Timer]\nOnStartupSec=0")}).start()
-    wait_for(lambda: [e for e in journal(TASK="boot") if e.get("TASK_OUTCOME") == "completed"], what="startup run")
-    started = [e for e in journal(TASK="boot") if e.get("MESSAGE_ID") == STARTED]
+    wait_for(lambda: [e for e in journal(TASK="boot", _PID=str(d.proc.pid)) if e.get("TASK_OUTCOME") == "completed"], what="startup run")
+    started = [e for e in journal(TASK="boot", _PID=str(d.proc.pid)) if e.get("MESSAGE_ID") == STARTED]
     assert [e["TASK_TRIGGER"] for e in started] == ["startup"]
 
 
 def test_on_unit_active_sec_repeats_from_each_start(daemon_factory):
     d = daemon_factory({"tick.task": task("/bin/true", extra="[Timer]\nOnStartupSec=0\nOnUnitActiveSec=300ms")}).start()
     runs = wait_for(lambda: (lambda s: s if len(s) >= 3 else None)(
-        [e for e in journal(TASK="tick") if e.get("MESSAGE_ID") == STARTED]), what="three runs")
+        [e for e in journal(TASK="tick", _PID=str(d.proc.pid)) if e.get("MESSAGE_ID") == STARTED]), what="three runs")
     assert [e["TASK_TRIGGER"] for e in runs[:3]] == ["startup", "timer", "timer"]
     gaps = [int(b["__REALTIME_TIMESTAMP"]) - int(a["__REALTIME_TIMESTAMP"]) for a, b in zip(runs, runs[1:3])]
     assert all(280_000 <= g <= 600_000 for g in gaps), gaps

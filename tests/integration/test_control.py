@@ -1,0 +1,274 @@
+"""The control surface: Varlink on the socket, socket activation, sd_notify, taskctl, config checks."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import (IS_ROOT, ROOT, TASKCTL, TASKD, VARLINK_CALL, Daemon, VarlinkSocket, journal, needs_journal,
+                      task, wait_for)
+
+REJECTED = "d17a36ff297a4f96b037619afdb683b6"
+
+
+@pytest.fixture
+def daemon(daemon_factory):
+    return daemon_factory({"hello.task": task("/bin/echo hello"),
+                           "slow.task": task("/bin/sleep 0.3", kind="processing")}).start()
+
+
+def test_malformed_and_oversized_requests_get_errors_while_another_client_is_served(daemon):
+    with VarlinkSocket(daemon.socket) as bystander:
+        assert bystander.call("io.taskd.Scheduler.List")[0]["parameters"]["tasks"]
+        cases = [
+            (b"this is not json\0", "io.taskd.Scheduler.InvalidRequest"),
+            (b'{"parameters": {}}\0', "io.taskd.Scheduler.InvalidRequest"),
+            (b"[1,2,3]\0", "io.taskd.Scheduler.InvalidRequest"),
+            (b'{"method": "x.Y", "more": "yes"}\0', "io.taskd.Scheduler.InvalidRequest"),
+            (b'"\xff\xfe"\0', "io.taskd.Scheduler.InvalidRequest"),
+            (b"[" * 10000 + b"\0", "io.taskd.Scheduler.InvalidRequest"),
+            (b'{"method":"io.taskd.Scheduler.Wake","parameters":{"target":"' + b"x" * 70000 + b'"}}\0',
+             "io.taskd.Scheduler.InvalidRequest"),
+            (b"y" * 70000, "io.taskd.Scheduler.InvalidRequest"),  # never ends: cut at 64 KiB
+        ]
+        for raw, error in cases:
+            with VarlinkSocket(daemon.socket) as bad:
+                bad.send_raw(raw)
+                reply = bad.read_reply()
+                assert reply["error"] == error, (raw[:40], reply)
+                assert reply["parameters"]["reason"]
+                assert bad.read_reply() is None  # and the connection is closed
+            # The well-behaved client is still served, on its open connection.
+            assert bystander.call("io.taskd.Scheduler.Wake", {"target": "hello"})[0]["parameters"]["runs"]
+    calls = [
+        ({"method": "io.taskd.Scheduler.Nope"}, "org.varlink.service.MethodNotFound", {"method": "io.taskd.Scheduler.Nope"}),
+        ({"method": "com.example.Other.Call"}, "org.varlink.service.InterfaceNotFound", {"interface": "com.example.Other"}),
+        ({"method": "io.taskd.Scheduler.Wake", "parameters": {"target": 5}}, "org.varlink.service.InvalidParameter", {"parameter": "target"}),
+        ({"method": "io.taskd.Scheduler.Wake", "parameters": {}}, "org.varlink.service.InvalidParameter", {"parameter": "target"}),
+        ({"method": "io.taskd.Scheduler.Wake", "parameters": {"target": "hello", "payload": "text"}},
+         "org.varlink.service.InvalidParameter", {"parameter": "payload"}),
+        ({"method": "io.taskd.Scheduler.Wake", "parameters": {"target": "hello", "bogus": 1}},
+         "org.varlink.service.InvalidParameter", {"parameter": "bogus"}),
+        ({"method": "io.taskd.Scheduler.Status", "parameters": {"name": "processing:nope"}}, "io.taskd.Scheduler.NoSuchTask", None),
+    ]
+    with VarlinkSocket(daemon.socket) as v:  # errors of valid Varlink keep the connection open
+        for request, error, parameters in calls:
+            v.send_raw(json.dumps(request).encode() + b"\0")
+            reply = v.read_reply()
+            assert reply["error"] == error, (request, reply)
+            if parameters:
+                assert reply["parameters"] == parameters
+        assert v.call("io.taskd.Scheduler.List")[0]["parameters"]["tasks"]
+    assert daemon.proc.poll() is None
+
+
+@needs_journal
+def test_rejected_requests_are_journaled_with_the_peer(daemon):
+    with VarlinkSocket(daemon.socket) as bad:
+        bad.send_raw(b"garbage\0")
+        bad.read_reply()
+    entries = wait_for(lambda: journal(MESSAGE_ID=REJECTED, _PID=str(daemon.proc.pid)), what="rejection entry")
+    assert entries[-1]["PEER_UID"] == str(os.getuid()) and entries[-1]["PEER_PID"] == str(os.getpid())
+
+
+@needs_journal
+def test_each_request_is_journaled_with_peer_credentials(daemon):
+    r = daemon.taskctl("list")
+    assert r.returncode == 0
+    entries = journal(REQUEST_METHOD="io.taskd.Scheduler.List", _PID=str(daemon.proc.pid))
+    assert entries and entries[-1]["PEER_UID"] == str(os.getuid()) and int(entries[-1]["PEER_PID"]) > 0
+
+
+def test_pipelined_calls_are_answered_in_order(daemon):
+    with VarlinkSocket(daemon.socket) as v:
+        v.send_raw(b"".join(json.dumps(m).encode() + b"\0" for m in [
+            {"method": "io.taskd.Scheduler.Status", "parameters": {"name": "hello"}},
+            {"method": "io.taskd.Scheduler.Wake", "parameters": {"target": "nope"}},
+            {"method": "org.varlink.service.GetInfo"},
+        ]))
+        replies = [v.read_reply() for _ in range(3)]
+    assert replies[0]["parameters"]["task"]["name"] == "hello"
+    assert replies[1]["error"] == "io.taskd.Scheduler.NoSuchTask"
+    assert replies[1]["parameters"]["known"] == ["appRefresh:hello", "processing:slow"]
+    assert replies[2]["parameters"]["interfaces"] == ["org.varlink.service", "io.taskd.Scheduler"]
+
+
+def test_wake_with_more_streams_each_state_until_the_end(daemon):
+    replies = daemon.call("io.taskd.Scheduler.Wake", {"target": "slow"}, more=True)
+    states = [r["parameters"]["runs"][0]["state"] for r in replies]
+    assert states == ["running", "completed"], replies
+    assert [bool(r.get("continues")) for r in replies] == [True, False]
+
+
+@pytest.mark.skipif(not VARLINK_CALL.exists(), reason="shared/tools/varlink-call is not beside the repo")
+def test_the_reference_varlink_client_parses_the_idl_and_calls_methods(daemon):
+    out = subprocess.run([str(VARLINK_CALL), daemon.socket], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "# io.taskd.Scheduler: 11 members parsed" in out.stdout
+    assert '"vendor": "taskd"' in out.stdout
+    wake = subprocess.run([str(VARLINK_CALL), "--more", daemon.socket, "io.taskd.Scheduler.Wake", '{"target": "hello"}'],
+                          capture_output=True, text=True, timeout=60)
+    assert wake.returncode == 0, wake.stderr
+    assert json.loads(wake.stdout.splitlines()[-1])["runs"][0]["state"] == "completed"
+    bad = subprocess.run([str(VARLINK_CALL), daemon.socket, "io.taskd.Scheduler.Wake", '{"target": "nope"}'],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and json.loads(bad.stderr)["error"] == "io.taskd.Scheduler.NoSuchTask"
+
+
+def test_taskctl_commands_output_and_exit_codes(daemon, tmp_path):
+    listing = daemon.taskctl("list")
+    assert listing.returncode == 0
+    assert listing.stdout.splitlines()[0].split() == ["NAME", "KIND", "HANDLER", "STATE", "NEXT", "LEFT", "LAST", "PASSED", "OUTCOME"]
+    assert [json.loads(daemon.taskctl("list", "--json").stdout)[i]["name"] for i in (0, 1)] == ["hello", "slow"]
+    status = daemon.taskctl("status", "hello")
+    assert status.returncode == 0 and "hello (appRefresh, command handler)" in status.stdout
+    assert json.loads(daemon.taskctl("status", "hello", "--json").stdout)["budgetUSec"] == 30_000_000
+    assert daemon.taskctl("wake", "appRefresh", "--wait").returncode == 0  # a kind
+    assert daemon.taskctl("wake", "processing:slow", "--wait").returncode == 0  # kind:identifier
+    missing = daemon.taskctl("wake", "nope")
+    assert missing.returncode == 3 and "known tasks: appRefresh:hello, processing:slow" in missing.stderr
+    assert daemon.taskctl("status", "nope").returncode == 3
+    assert daemon.taskctl("wake").returncode == 2
+    assert daemon.taskctl("frobnicate").returncode == 2
+    assert daemon.taskctl("wake", "hello", "--payload", "[1]").returncode == 2
+    assert daemon.taskctl("wake", "hello", "--bogus").returncode == 2
+    for command in ["wake", "list", "status", "cancel", "logs"]:
+        h = daemon.taskctl(command, "--help")
+        assert h.returncode == 0 and h.stdout.startswith(f"Usage: taskctl {command}")
+    unreachable = subprocess.run([str(TASKCTL), "--socket", str(tmp_path / "none.sock"), "list"],
+                                 capture_output=True, text=True)
+    assert unreachable.returncode == 4
+    assert unreachable.stderr.count("\n") == 1 and "cannot connect to taskd" in unreachable.stderr
+    env_socket = subprocess.run([str(TASKCTL), "list"], capture_output=True, text=True,
+                                env=dict(os.environ, TASKD_SOCKET=daemon.socket))
+    assert env_socket.returncode == 0 and "hello" in env_socket.stdout
+
+
+def test_taskctl_links_no_libsystemd():
+    libs = subprocess.run(["ldd", str(TASKCTL)], capture_output=True, text=True).stdout
+    assert "libsystemd" not in libs and "libFoundation" not in libs
+    assert "libsystemd" in subprocess.run(["ldd", str(TASKD)], capture_output=True, text=True).stdout
+
+
+def notify_listener(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(str(path))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    s.settimeout(10)
+    return s
+
+
+def receive_notifications(s, until):
+    messages = []
+    while not any(until in m for m in messages):
+        data, ancillary, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(12) + socket.CMSG_SPACE(64))
+        pid = None
+        for level, kind, payload in ancillary:
+            if kind == socket.SCM_CREDENTIALS:
+                pid = int.from_bytes(payload[:4], "little")
+            if kind == socket.SCM_RIGHTS:
+                for i in range(0, len(payload) - len(payload) % 4, 4):
+                    os.close(int.from_bytes(payload[i:i + 4], "little"))
+        messages.append(data.decode())
+        assert pid is not None
+    return messages
+
+
+def test_ready_status_and_stopping_reach_a_notify_socket(daemon_factory, tmp_path):
+    path = tmp_path / "notify.sock"
+    listener = notify_listener(path)
+    d = daemon_factory({"hello.task": task("/bin/echo hello", extra="[Timer]\nOnStartupSec=1h")})
+    d.env["NOTIFY_SOCKET"] = str(path)
+    d.start(wait=False)
+    ready = receive_notifications(listener, "READY=1")
+    assert any(f"MAINPID={d.proc.pid}" in m for m in ready)
+    assert d.accepts()  # READY=1 came once the socket was served
+    statuses = receive_notifications(listener, "STATUS=")
+    assert any("next: hello at" in m for m in statuses), statuses
+    d.proc.send_signal(signal.SIGTERM)
+    assert any("STOPPING=1" in m for m in receive_notifications(listener, "STOPPING=1"))
+    assert d.proc.wait(timeout=10) == 0
+
+
+@pytest.mark.skipif(shutil.which("systemd-socket-activate") is None, reason="systemd-socket-activate is not installed")
+def test_socket_activation_serves_a_taskctl_wake(daemon_factory, tmp_path):
+    d = daemon_factory({"hello.task": task("/bin/echo activated")},
+                       wrapper=["systemd-socket-activate", "-l", str(tmp_path / "activated.sock")])
+    d.socket = str(tmp_path / "activated.sock")
+    d.argv = [a if not a.endswith("taskd.sock") else "/nonexistent/unused.sock" for a in d.argv]
+    d.start(wait=False)
+    wait_for(lambda: os.path.exists(d.socket), what="the activator's socket")
+    r = d.taskctl("wake", "hello", "--wait")
+    assert r.returncode == 0 and "completed" in r.stdout, (r.stdout, r.stderr, d.stderr_text())
+    # The daemon names the socket it was given, not its --socket option.
+    assert f"--socket {d.socket} wake hello" in d.stderr_text()
+    assert not os.path.exists("/nonexistent/unused.sock")
+    if IS_ROOT:
+        ready = journal(MESSAGE_ID="ec6ef32d746e48259e4b7695a2f415e5", _PID=str(d.proc.pid))
+        assert ready and "(socket-activated)" in ready[0]["MESSAGE"] and d.socket in ready[0]["MESSAGE"]
+
+
+def test_check_config_reports_every_error_with_file_line_and_exits_1(tmp_path):
+    config = tmp_path / "config"
+    (config / "tasks.d").mkdir(parents=True)
+    (config / "tasks.d" / "good.task").write_text("[Exec]\nExecStart=/bin/true\n")
+    (config / "tasks.d" / "bad.task").write_text("[Task]\nRuntimeBudgetSec=soon\n[Exec]\nExecStart=/bin/true\nKillSignal=SIGNOPE\n")
+    r = subprocess.run([str(TASKD), "--check-config", "--config", str(config)], capture_output=True, text=True)
+    assert r.returncode == 1
+    bad = config / "tasks.d" / "bad.task"
+    assert f"{bad}:2: error: RuntimeBudgetSec=: invalid time span 'soon'" in r.stderr
+    assert f"{bad}:5: error: KillSignal=: unknown signal 'SIGNOPE'" in r.stderr
+    ok = subprocess.run([str(TASKD), "--check-config", "--config", str(ROOT / "config")], capture_output=True, text=True)
+    assert ok.returncode == 0 and "appRefresh:appRefresh" in ok.stdout, ok.stderr
+
+
+def test_a_broken_task_file_does_not_stop_the_daemon(daemon_factory):
+    d = daemon_factory({"good.task": task("/bin/true"), "bad.task": "[Task]\nKind=a b\n"}).start()
+    assert d.taskctl("wake", "good", "--wait").returncode == 0
+    assert "bad.task:2: error: Kind=" in d.stderr_text() or journal(MESSAGE_ID="4f1b5a2c3e6945d9bdb4f3bcc213e7a3")
+
+
+def test_command_line_help_version_and_errors():
+    h = subprocess.run([str(TASKD), "--help"], capture_output=True, text=True)
+    assert h.returncode == 0 and "--check-config" in h.stdout and "--state-dir" in h.stdout
+    assert subprocess.run([str(TASKD), "--version"], capture_output=True, text=True).stdout.startswith("taskd ")
+    bad = subprocess.run([str(TASKD), "--frobnicate"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown option '--frobnicate'" in bad.stderr
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs root for a mount namespace without a journal")
+def test_without_journald_events_go_to_stderr_as_text(tmp_path):
+    config = tmp_path / "config"
+    (config / "tasks.d").mkdir(parents=True)
+    (config / "tasks.d" / "hello.task").write_text(task("/bin/echo hello-from-handler"))
+    sock = tmp_path / "t.sock"
+    script = (f"mount -t tmpfs tmpfs /run/systemd/journal && exec {TASKD} --config {config} "
+              f"--state-dir {tmp_path}/state --socket {sock}")
+    proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(sock.exists, what="socket")
+        r = subprocess.run([str(TASKCTL), "--socket", str(sock), "wake", "hello", "--wait"], capture_output=True, text=True)
+        assert r.returncode == 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out = proc.communicate(timeout=10)[0]
+    assert "taskd: taskd ready: 1 task(s)" in out
+    assert "taskd: hello: run " in out and " started (trigger wake, budget 30s)" in out
+    assert "]: hello-from-handler" in out
+    assert " completed in " in out
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+def test_the_units_pass_systemd_analyze_verify_silently(tmp_path):
+    service = (ROOT / "systemd" / "taskd.service").read_text().replace("/usr/local/bin/taskd", str(TASKD))
+    (tmp_path / "taskd.service").write_text(service)
+    shutil.copy(ROOT / "systemd" / "taskd.socket", tmp_path / "taskd.socket")
+    r = subprocess.run(["systemd-analyze", "verify", "--man=no", str(tmp_path / "taskd.socket"), str(tmp_path / "taskd.service")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == "", r.stderr
