@@ -1,0 +1,96 @@
+"""End to end under a real systemd (PID 1 in a systemd-nspawn container): the shipped units are
+installed, taskd.socket activates taskd, `taskctl wake appRefresh --wait` succeeds, and
+`journalctl -u taskd TASK=appRefresh` shows the run. Skipped, with the reason, where nspawn cannot run."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+from conftest import BUILD, ROOT  # noqa: E402
+
+HARNESS = ROOT / "tests" / "e2e" / "nspawn"
+CACHE = os.environ.get("TASKD_E2E_CACHE", "/var/cache/taskd-e2e")
+STARTED = "8605484d98ae4477a29493037f9e10ec"
+COMPLETED = "e1494e7e0a484939823f308918b213dd"
+
+
+def why_not():
+    if os.geteuid() != 0:
+        return "booting systemd in a container needs root"
+    for tool in ["systemd-nspawn", "debootstrap", "nsenter"]:
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if not (BUILD / "taskd").exists():
+        return f"no taskd build in {BUILD}"
+    return None
+
+
+pytestmark = pytest.mark.skipif(why_not() is not None, reason=why_not() or "")
+
+
+@pytest.fixture(scope="module")
+def container():
+    name = f"taskd-e2e-{os.getpid()}"
+    build = BUILD.resolve()
+    binds = [f"--bind-ro={build}:/opt/taskd/bin", "--bind-ro=/opt/swift",
+             f"--bind-ro={ROOT / 'systemd'}:/opt/taskd/systemd", f"--bind-ro={ROOT / 'config'}:/opt/taskd/config"]
+    up = subprocess.run([str(HARNESS), "up", CACHE, name, *binds], capture_output=True, text=True, timeout=600)
+    if up.returncode != 0:
+        subprocess.run([str(HARNESS), "down", name])
+        pytest.fail(f"container did not boot: {up.stderr[-2000:]}")
+    yield name
+    subprocess.run([str(HARNESS), "down", name], timeout=60)
+
+
+def inside(name, *command, check=True, timeout=60):
+    r = subprocess.run([str(HARNESS), "exec", name, *command], capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert r.returncode == 0, f"{command}: rc {r.returncode}\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+def test_taskd_under_systemd_serves_a_wake_and_journals_the_run(container):
+    install = ("sed 's|/usr/local/bin/taskd|/opt/taskd/bin/taskd|' /opt/taskd/systemd/taskd.service"
+               " > /etc/systemd/system/taskd.service && cp /opt/taskd/systemd/taskd.socket /etc/systemd/system/"
+               " && mkdir -p /etc/taskd && cp -r /opt/taskd/config/. /etc/taskd/"
+               " && systemctl daemon-reload && systemctl start taskd.socket")
+    inside(container, "sh", "-c", install)
+    assert inside(container, "systemctl", "is-active", "taskd.service", check=False).stdout.strip() == "inactive"
+
+    wake = inside(container, "/opt/taskd/bin/taskctl", "wake", "appRefresh", "--wait", "--json", check=False)
+    assert wake.returncode == 0, (wake.stdout, wake.stderr, inside(container, "journalctl", "-u", "taskd", check=False).stdout)
+    run = json.loads(wake.stdout)[0]
+    assert run["state"] == "completed"
+
+    # Activated by the socket, Type=notify: active once READY=1 arrived, with a STATUS= line.
+    show = inside(container, "systemctl", "show", "taskd.service", "-p", "ActiveState,SubState,StatusText,Type,MainPID").stdout
+    props = dict(line.split("=", 1) for line in show.splitlines() if "=" in line)
+    assert props["ActiveState"] == "active" and props["Type"] == "notify", props
+    assert props["StatusText"].startswith(("Idle", "1 run(s) active")), props
+
+    inside(container, "journalctl", "--sync")
+    out = inside(container, "journalctl", "-u", "taskd", "-o", "json", f"TASK_RUN_ID={run['runId']}").stdout
+    entries = [json.loads(line) for line in out.splitlines()]
+    by_id = {e.get("MESSAGE_ID"): e for e in entries}
+    assert by_id[STARTED]["_SYSTEMD_UNIT"] == "taskd.service" and by_id[STARTED]["TASK"] == "appRefresh"
+    done = by_id[COMPLETED]
+    assert done["TASK_OUTCOME"] == "completed" and int(done["TASK_DURATION_USEC"]) > 0
+    assert any("refreshes so far" in e["MESSAGE"] for e in entries if e.get("TASK_STREAM") == "stdout")
+    # The same, the way a person asks for it.
+    human = inside(container, "journalctl", "-u", "taskd", "TASK=appRefresh", "--no-pager").stdout
+    assert f"run {run['runId'][:8]} started" in human and f"run {run['runId'][:8]} completed in" in human
+
+    # The handler wrote into the StateDirectory= systemd made for it.
+    assert "refresh by wake" in inside(container, "cat", "/var/lib/taskd/appRefresh.log").stdout
+
+    # A clean stop: SIGTERM, STOPPING=1, exit 0 — and the socket brings it back on the next request.
+    inside(container, "systemctl", "stop", "taskd.service")
+    result = inside(container, "systemctl", "show", "taskd.service", "-p", "Result,ActiveState").stdout
+    assert "Result=success" in result and "ActiveState=inactive" in result
+    again = inside(container, "/opt/taskd/bin/taskctl", "list", check=False)
+    assert again.returncode == 0 and "appRefresh" in again.stdout
