@@ -15,7 +15,9 @@ enum WeatherRefresh {
                 try await Task.sleep(for: .milliseconds(100))
                 if step % 10 == 0 { say("\(context.task): step \(step) of \(steps)") }
             }
-            say("\(context.task): forecast refreshed in \(steps) steps (run \(context.runID), trigger \(context.trigger))")
+            say(
+                "\(context.task): forecast refreshed in \(steps) steps (run \(context.runID), trigger \(context.trigger))"
+            )
         } onCancel: {
             // Runs synchronously on the cancelling thread: keep it short and thread-safe.
             say("\(context.task): cancelled by taskd; saving partial forecast")

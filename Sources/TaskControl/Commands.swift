@@ -1,14 +1,16 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import TaskScheduling
 import TaskdProtocol
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// taskctl's commands: each calls the daemon and prints text or JSON.
 enum Commands {
-    static func call(_ socket: String, _ method: String, _ parameters: [String: JSONValue] = [:], more: Bool = false,
-        onReply: (VarlinkReply) -> Void = { _ in }) throws(Failure) -> VarlinkReply
-    {
+    static func call(
+        _ socket: String, _ method: String, _ parameters: [String: JSONValue] = [:], more: Bool = false,
+        onReply: (VarlinkReply) -> Void = { _ in }
+    ) throws(Failure) -> VarlinkReply {
         let reply: VarlinkReply
         do {
             let client = try VarlinkClient(path: socket)
@@ -28,7 +30,9 @@ enum Commands {
         switch name {
         case SchedulerInterface.noSuchTask:
             let known = list("known")
-            return Failure(code: .noSuchTask, message: "no task matches '\(target)'; known tasks: \(known.isEmpty ? "(none)" : known)")
+            return Failure(
+                code: .noSuchTask,
+                message: "no task matches '\(target)'; known tasks: \(known.isEmpty ? "(none)" : known)")
         case SchedulerInterface.ambiguousTarget:
             return Failure(code: .noSuchTask, message: "'\(target)' is ambiguous; it matches \(list("matches"))")
         case SchedulerInterface.permissionDenied:
@@ -40,7 +44,9 @@ enum Commands {
         }
     }
 
-    static func wake(_ parameters: [String: JSONValue], wait: Bool, json: Bool, socket: String) throws(Failure) -> ExitCode {
+    static func wake(_ parameters: [String: JSONValue], wait: Bool, json: Bool, socket: String) throws(Failure)
+        -> ExitCode
+    {
         var shown: [String: String] = [:]
         let reply = try call(socket, SchedulerInterface.wake, parameters, more: wait) { reply in
             guard wait, !json, reply.error == nil else { return }
@@ -96,9 +102,11 @@ enum Commands {
             let last = t.last
             rows.append([
                 t.name, t.kind, t.handler, t.current?.state ?? "idle",
-                next.map(Terminal.time) ?? "-", next.map { $0 > now ? Terminal.span($0 - now, coarse: true) : "now" } ?? "-",
+                next.map(Terminal.time) ?? "-",
+                next.map { $0 > now ? Terminal.span($0 - now, coarse: true) : "now" } ?? "-",
                 last.map { Terminal.time($0.startedUSec) } ?? "-",
-                last.map { now > $0.startedUSec ? Terminal.span(now - $0.startedUSec, coarse: true) + " ago" : "now" } ?? "-",
+                last.map { now > $0.startedUSec ? Terminal.span(now - $0.startedUSec, coarse: true) + " ago" : "now" }
+                    ?? "-",
                 last?.state ?? "-",
             ])
         }
@@ -118,10 +126,16 @@ enum Commands {
         }
         var lines = ["\(task.name) (\(task.kind), \(task.handler) handler)"]
         if !task.description.isEmpty { lines.append("  Description: \(task.description)") }
-        lines.append("       Budget: \(Terminal.span(task.budgetUSec)), cancellation \(Terminal.span(task.cancelGraceUSec)) before its end")
-        lines.append("        State: " + (task.current.map { "\($0.state), run \($0.runId) since \(Terminal.time($0.startedUSec))" } ?? "idle"))
+        lines.append(
+            "       Budget: \(Terminal.span(task.budgetUSec)), cancellation \(Terminal.span(task.cancelGraceUSec)) before its end"
+        )
+        lines.append(
+            "        State: "
+                + (task.current.map { "\($0.state), run \($0.runId) since \(Terminal.time($0.startedUSec))" } ?? "idle")
+        )
         lines.append("     Next run: " + (task.nextElapseUSec.map(Terminal.time) ?? "only when woken"))
-        lines.append("     Last run: " + (task.last.map { describe($0) + " at \(Terminal.time($0.startedUSec))" } ?? "never"))
+        lines.append(
+            "     Last run: " + (task.last.map { describe($0) + " at \(Terminal.time($0.startedUSec))" } ?? "never"))
         Terminal.out(lines.joined(separator: "\n"))
         return .success
     }
@@ -139,7 +153,8 @@ enum Commands {
     }
 
     /// Replaces taskctl with `journalctl TASK=NAME …` (taskctl itself links no libsystemd).
-    static func logs(_ name: String, follow: Bool, lines: String?, run: String?, json: Bool) throws(Failure) -> ExitCode {
+    static func logs(_ name: String, follow: Bool, lines: String?, run: String?, json: Bool) throws(Failure) -> ExitCode
+    {
         var argv = ["journalctl", "--no-pager", run.map { "TASK_RUN_ID=\($0)" } ?? "TASK=\(name)"]
         if follow { argv.append("--follow") }
         if let lines { argv += ["--lines", lines] }

@@ -1,8 +1,9 @@
+import TaskScheduling
+import TaskdProtocol
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import TaskScheduling
-import TaskdProtocol
 
 /// taskctl: wake, list, inspect and cancel taskd's tasks, and read their journal.
 public enum Taskctl {
@@ -32,29 +33,30 @@ public enum Taskctl {
 
     static let commandUsage: [String: String] = [
         "wake": """
-            Usage: taskctl wake TARGET [--id V] [--payload JSON] [--wait] [--json]
+        Usage: taskctl wake TARGET [--id V] [--payload JSON] [--wait] [--json]
 
-            Starts a run of every task TARGET names, or joins the run in progress (coalesced).
-            TARGET is a task name, a kind (every task of it), or kind:identifier.
-              --id V          the wake's id (SwiftUI's task(id:)); handlers see TASKD_WAKE_ID
-              --payload JSON  a JSON object handed to the handler (a command reads it on stdin)
-              --wait          follow the runs until they end; exit 0 only if all completed
-            """,
+        Starts a run of every task TARGET names, or joins the run in progress (coalesced).
+        TARGET is a task name, a kind (every task of it), or kind:identifier.
+          --id V          the wake's id (SwiftUI's task(id:)); handlers see TASKD_WAKE_ID
+          --payload JSON  a JSON object handed to the handler (a command reads it on stdin)
+          --wait          follow the runs until they end; exit 0 only if all completed
+        """,
         "list": "Usage: taskctl list [--json]\n\nEvery task with its state, next timer elapse and last outcome.",
-        "status": "Usage: taskctl status NAME [--json]\n\nOne task (a name or kind:identifier): current run, last run, schedule.",
+        "status":
+            "Usage: taskctl status NAME [--json]\n\nOne task (a name or kind:identifier): current run, last run, schedule.",
         "cancel": """
-            Usage: taskctl cancel TARGET [--json]
+        Usage: taskctl cancel TARGET [--json]
 
-            Cancels the runs in progress of every task TARGET names: a command gets its KillSignal,
-            a Swift handler Swift task cancellation, and whatever still runs CancelGraceSec later is killed.
-            """,
+        Cancels the runs in progress of every task TARGET names: a command gets its KillSignal,
+        a Swift handler Swift task cancellation, and whatever still runs CancelGraceSec later is killed.
+        """,
         "logs": """
-            Usage: taskctl logs NAME [-f] [-n N] [--run ID]
+        Usage: taskctl logs NAME [-f] [-n N] [--run ID]
 
-            Shows the task's journal entries (journalctl TASK=NAME), or one run's (--run ID).
-              -f        follow new entries
-              -n N      show the last N entries
-            """,
+        Shows the task's journal entries (journalctl TASK=NAME), or one run's (--run ID).
+          -f        follow new entries
+          -n N      show the last N entries
+        """,
     ]
 
     /// Runs taskctl with `arguments` (without the program name); returns the exit status.

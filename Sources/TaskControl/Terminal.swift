@@ -1,7 +1,8 @@
+import TaskScheduling
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import TaskScheduling
 
 /// Output helpers: stdout/stderr lines, local times, relative spans and aligned tables.
 enum Terminal {
@@ -20,14 +21,7 @@ enum Terminal {
     }
 
     /// `Sat 2026-11-21 18:30:00 UTC` in the local zone.
-    static func time(_ usec: UInt64) -> String {
-        var seconds = time_t(usec / 1_000_000)
-        var parts = tm()
-        localtime_r(&seconds, &parts)
-        var buffer = [CChar](repeating: 0, count: 64)
-        let n = strftime(&buffer, buffer.count, "%a %Y-%m-%d %H:%M:%S %Z", &parts)
-        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    static func time(_ usec: UInt64) -> String { LocalTime.format(realtime: usec) }
 
     static func nowUSec() -> UInt64 {
         var ts = timespec()

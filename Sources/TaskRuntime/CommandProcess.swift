@@ -132,7 +132,9 @@ public final class CommandProcess: Sendable {
         }
     }
 
-    private func exited(status: Int32, _ onOutput: @escaping @Sendable (OutputLine) -> Void, _ onExit: @Sendable (Termination) -> Void) {
+    private func exited(
+        status: Int32, _ onOutput: @escaping @Sendable (OutputLine) -> Void, _ onExit: @Sendable (Termination) -> Void
+    ) {
         state.withLock { $0.exited = true }
         ProcessReaper.shared.release(group: pid)
         // Output written before the exit is delivered before the exit is reported.

@@ -1,7 +1,8 @@
+import TaskScheduling
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import TaskScheduling
 
 /// Decodes a `waitpid` status word.
 enum ExitStatus {

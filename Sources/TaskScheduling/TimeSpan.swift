@@ -71,7 +71,9 @@ public struct TimeSpan: Hashable, Comparable, Sendable, CustomStringConvertible 
             }
             var fraction: ArraySlice<UInt8> = []
             let hasDot = j < s.count && s[j] == UInt8(ascii: ".")
-            if j == digitsStart && !hasDot { throw TimeSpanError(text: text, reason: "expected a number at '\(rest(s, i))'") }
+            if j == digitsStart && !hasDot {
+                throw TimeSpanError(text: text, reason: "expected a number at '\(rest(s, i))'")
+            }
             if hasDot {
                 let f = j + 1
                 var k = f

@@ -28,10 +28,15 @@ struct ControlService: Sendable {
         } catch let error as TargetError {
             switch error {
             case .noSuchTask(let target, let known):
-                channel.send(.error(SchedulerInterface.noSuchTask, ["target": .string(target), "known": .array(known.map { .string($0) })]))
+                channel.send(
+                    .error(
+                        SchedulerInterface.noSuchTask,
+                        ["target": .string(target), "known": .array(known.map { .string($0) })]))
             case .ambiguous(let target, let matches):
                 channel.send(
-                    .error(SchedulerInterface.ambiguousTarget, ["target": .string(target), "matches": .array(matches.map { .string($0) })]))
+                    .error(
+                        SchedulerInterface.ambiguousTarget,
+                        ["target": .string(target), "matches": .array(matches.map { .string($0) })]))
             }
         } catch let error as ParameterError {
             reject(call, peer: peer, reason: "invalid parameter '\(error.name)': \(error.reason)")

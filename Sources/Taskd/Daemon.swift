@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import TaskRuntime
 import TaskScheduling
 import TaskdProtocol
 import TaskdSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The daemon loop: an actor that feeds inputs (wakes, cancels, handler ends, its timer) to the
 /// pure `Scheduler` and performs the actions it returns: start and signal handlers, journal
@@ -57,7 +58,9 @@ actor Daemon {
         perform(actions)
         // A run that ended while starting (spawn failure) is reported in its final state.
         let runs = results.map { r in
-            RunInfo(scheduler.tasks[r.run.key]?.lastRun?.id == r.run.id ? scheduler.tasks[r.run.key]!.lastRun! : r.run, coalesced: r.coalesced)
+            RunInfo(
+                scheduler.tasks[r.run.key]?.lastRun?.id == r.run.id ? scheduler.tasks[r.run.key]!.lastRun! : r.run,
+                coalesced: r.coalesced)
         }
         return (runs, updates)
     }
@@ -87,7 +90,8 @@ actor Daemon {
     /// or by the hard stop `CancelGraceSec` later.
     func shutdown() async {
         let actions = scheduler.shutdown(at: SystemClock.now())
-        let grace = scheduler.runs.values.compactMap { scheduler.tasks[$0.key]?.definition.cancelGrace.microseconds }.max() ?? 0
+        let grace =
+            scheduler.runs.values.compactMap { scheduler.tasks[$0.key]?.definition.cancelGrace.microseconds }.max() ?? 0
         notifier.notify("STOPPING=1\nSTATUS=Stopping: cancelling \(scheduler.runs.count) run(s)")
         if grace > 0 { notifier.notify("EXTEND_TIMEOUT_USEC=\(grace + 5_000_000)") }
         journal.daemon(.daemonStopping, 5, "taskd stopping: cancelling \(scheduler.runs.count) run(s)")
@@ -236,7 +240,8 @@ actor Daemon {
     private func updateStatus() {
         let running = scheduler.runs.count
         var text = running == 0 ? "Idle" : "\(running) run(s) active"
-        let next = scheduler.tasks.values.compactMap { s in s.nextElapse.map { ($0, s.definition.key.identifier) } }.min { $0.0 < $1.0 }
+        let next = scheduler.tasks.values.compactMap { s in s.nextElapse.map { ($0, s.definition.key.identifier) } }.min
+        { $0.0 < $1.0 }
         if let (due, name) = next, !scheduler.isStopping {
             text += "; next: \(name) at \(LocalTime.format(realtime: SystemClock.now().realtime(at: due)))"
         }

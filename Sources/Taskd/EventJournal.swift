@@ -45,7 +45,8 @@ struct EventJournal: Sendable {
             return entry(.runCancelled, 5, "\(name): run \(short) cancelled (\(reason)) after \(took), \(how)")
         case .expired:
             return entry(
-                .runExpired, 4, "\(name): run \(short) expired: it ended (\(how)) after its budget's cancellation, \(took) in")
+                .runExpired, 4,
+                "\(name): run \(short) expired: it ended (\(how)) after its budget's cancellation, \(took) in")
         case .killed:
             let what = run.termination == nil ? "abandoned (the Swift task ignored cancellation)" : "killed (\(how))"
             return entry(.runKilled, 3, "\(name): run \(short) \(what) at the end of its \(run.budget) budget")

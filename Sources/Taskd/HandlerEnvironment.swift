@@ -1,7 +1,8 @@
+import TaskScheduling
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import TaskScheduling
 
 /// Builds a command's environment from scratch (nothing of the daemon's leaks): a fixed `PATH`,
 /// the user's `HOME`/`USER`/`LOGNAME`/`SHELL`, `STATE_DIRECTORY`, the run's `TASKD_*` variables

@@ -15,7 +15,9 @@ struct Parameters {
 
     func string(_ name: String) throws(ParameterError) -> String {
         guard let v = values[name] else { throw ParameterError(name: name, reason: "missing") }
-        guard case .string(let s) = v, !s.isEmpty else { throw ParameterError(name: name, reason: "must be a non-empty string") }
+        guard case .string(let s) = v, !s.isEmpty else {
+            throw ParameterError(name: name, reason: "must be a non-empty string")
+        }
         return s
     }
 

@@ -1,7 +1,8 @@
+import TaskScheduling
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import TaskScheduling
 
 /// Reads CLOCK_MONOTONIC and CLOCK_REALTIME in microseconds.
 enum SystemClock {

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-@_exported import TaskScheduling
 import TaskRuntime
+@_exported import TaskScheduling
 import TaskdConfig
 import TaskdProtocol
 import TaskdSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A taskd daemon: the tasks an app declares in code, the SwiftUI way, plus the command tasks of
 /// its configuration directory, served on the control socket and reported to the journal.
@@ -48,7 +49,8 @@ public struct TaskDaemon: Sendable {
 
     static func span(_ d: Duration) -> TimeSpan {
         let (seconds, attoseconds) = d.components
-        return TimeSpan(microseconds: UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000_000)
+        return TimeSpan(
+            microseconds: UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000_000)
     }
 
     /// Runs with the process's command line and exits with the daemon's status.
@@ -145,7 +147,9 @@ public struct TaskDaemon: Sendable {
                 + (server.isActivated ? " (socket-activated)" : ""),
             [("TASKD_SOCKET", server.path), ("TASKD_TASK_COUNT", String(taskCount))])
         notifier.notify("READY=1\nMAINPID=\(getpid())")
-        if getenv("NOTIFY_SOCKET") == nil { printHint(socketPath: server.path, example: config.tasks.first?.key.identifier) }
+        if getenv("NOTIFY_SOCKET") == nil {
+            printHint(socketPath: server.path, example: config.tasks.first?.key.identifier)
+        }
         await daemon.start()
 
         for await number in signals.signals {
@@ -173,7 +177,9 @@ public struct TaskDaemon: Sendable {
             if access(String(sibling), X_OK) == 0 { taskctl = String(sibling) }
         }
         let socketFlag = socketPath == DefaultPaths.socketPath ? "" : " --socket \(socketPath)"
-        printError("\(name): listening on \(socketPath); try:\n  \(taskctl)\(socketFlag) wake \(example ?? "TASK") --wait\n  \(taskctl)\(socketFlag) list")
+        printError(
+            "\(name): listening on \(socketPath); try:\n  \(taskctl)\(socketFlag) wake \(example ?? "TASK") --wait\n  \(taskctl)\(socketFlag) list"
+        )
     }
 }
 

@@ -15,7 +15,9 @@ public enum ConfigLoader {
             let path = tasksDirectory + "/" + name
             guard let file = parseTaskFile(path, &diagnostics) else { continue }
             let probe = file.definition(base: nil)
-            let base = swiftTasks.first { $0.key.identifier == probe.key.identifier && (file.kind == nil || $0.key.kind == probe.key.kind) }
+            let base = swiftTasks.first {
+                $0.key.identifier == probe.key.identifier && (file.kind == nil || $0.key.kind == probe.key.kind)
+            }
             let definition = file.definition(base: base)
             let at = SourceLocation(file: path, line: 1)
             if let other = fromFiles[definition.key] {
@@ -63,7 +65,9 @@ public enum ConfigLoader {
     }
 
     /// Applies a task file's text to `file` through the key table.
-    static func apply(_ text: String, file path: String, to file: inout TaskFile, _ diagnostics: inout [ConfigDiagnostic]) {
+    static func apply(
+        _ text: String, file path: String, to file: inout TaskFile, _ diagnostics: inout [ConfigDiagnostic]
+    ) {
         let (entries, syntax) = UnitFileParser.parse(text, file: path)
         diagnostics += syntax
         for entry in entries {
@@ -102,7 +106,8 @@ public enum ConfigLoader {
         for e in entries {
             guard e.section == "Daemon" else {
                 if !e.section.hasPrefix("X-") {
-                    diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "unknown section [\(e.section)]; expected [Daemon]"))
+                    diagnostics.append(
+                        ConfigDiagnostic(e.location, key: e.key, "unknown section [\(e.section)]; expected [Daemon]"))
                 }
                 continue
             }

@@ -112,11 +112,16 @@ enum TaskFileKeys {
 
     static func isWord(_ s: String) -> Bool {
         !s.isEmpty && s.utf8.count <= 128
-            && s.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)) }
+            && s.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0))
+            }
     }
 
     static func isEnvironmentName(_ s: Substring) -> Bool {
         guard let first = s.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
-        return s.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+        return s.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_")
+        }
     }
 }

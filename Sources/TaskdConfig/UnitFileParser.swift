@@ -2,7 +2,9 @@
 /// `#`/`;` comments, and backslash continuation (comment lines inside a continuation are skipped).
 public enum UnitFileParser {
     /// Every assignment in file order, and a diagnostic for each line that is not valid syntax.
-    public static func parse(_ text: String, file: String) -> (entries: [UnitFileEntry], diagnostics: [ConfigDiagnostic]) {
+    public static func parse(_ text: String, file: String) -> (
+        entries: [UnitFileEntry], diagnostics: [ConfigDiagnostic]
+    ) {
         var entries: [UnitFileEntry] = []
         var diagnostics: [ConfigDiagnostic] = []
         var section: String?

@@ -8,7 +8,9 @@ public struct JSONParser {
     private let maxDepth: Int
 
     /// Parses one JSON document from `bytes`.
-    public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> JSONValue {
+    public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = defaultMaxDepth) throws(JSONError)
+        -> JSONValue
+    {
         var p = JSONParser(bytes: Array(bytes), maxDepth: maxDepth)
         p.skipSpace()
         let v = try p.value(depth: 0)

@@ -50,7 +50,8 @@ public enum JSONValue: Hashable, Sendable, CustomStringConvertible {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
         case .int(let i): out += String(i)
-        case .double(let d): out += d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)) : "null"
+        case .double(let d):
+            out += d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)) : "null"
         case .string(let s): Self.writeString(s, to: &out)
         case .array(let a):
             out += "["

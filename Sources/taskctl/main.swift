@@ -1,7 +1,8 @@
+import TaskControl
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import TaskControl
 
 // taskctl: the command-line client of taskd's control socket.
 exit(Taskctl.main(Array(CommandLine.arguments.dropFirst())))

@@ -10,7 +10,9 @@ final class Recorder: Sendable {
     let lines = Mutex<[OutputLine]>([])
     let (ended, continuation) = AsyncStream.makeStream(of: Termination.self)
 
-    func spawn(_ argv: [String], env: [String] = ["PATH=/usr/bin:/bin"], stdin: String? = nil, cwd: String? = nil) throws -> CommandProcess {
+    func spawn(_ argv: [String], env: [String] = ["PATH=/usr/bin:/bin"], stdin: String? = nil, cwd: String? = nil)
+        throws -> CommandProcess
+    {
         try CommandProcess.spawn(
             argv: argv, environment: env, workingDirectory: cwd, stdin: stdin,
             onOutput: { line in self.lines.withLock { $0.append(line) } },

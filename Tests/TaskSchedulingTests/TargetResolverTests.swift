@@ -31,9 +31,13 @@ struct TargetResolverTests {
 
     @Test("an unknown target lists every known task")
     func unknown() {
-        #expect(throws: TargetError.noSuchTask(
-            target: "nope",
-            known: ["processing:appRefresh", "appRefresh:news", "appRefresh:sync", "processing:sync", "appRefresh:weather"])
+        #expect(
+            throws: TargetError.noSuchTask(
+                target: "nope",
+                known: [
+                    "processing:appRefresh", "appRefresh:news", "appRefresh:sync", "processing:sync",
+                    "appRefresh:weather",
+                ])
         ) { try resolver.resolve("nope") }
         #expect(throws: TargetError.self) { try resolver.resolve("appRefresh:nope") }
         #expect(throws: TargetError.self) { try resolver.resolve("") }

@@ -13,14 +13,18 @@ struct TimeSpanTests {
         ("1M", 2_629_800_000_000, "1month"), ("1month", 2_629_800_000_000, "1month"), ("1y", 31_557_600_000_000, "1y"),
         ("1.5s", 1_500_000, "1.500000s"), ("3.25ms", 3_250, "3.250ms"), ("100us", 100, "100us"),
         ("100usec", 100, "100us"), ("100µs", 100, "100us"), ("100μs", 100, "100us"),
-        ("2 hours", 7_200_000_000, "2h"), ("1 minute 1 second", 61_000_000, "1min 1s"), ("59.9s", 59_900_000, "59.900000s"),
+        ("2 hours", 7_200_000_000, "2h"), ("1 minute 1 second", 61_000_000, "1min 1s"),
+        ("59.9s", 59_900_000, "59.900000s"),
         ("61s", 61_000_000, "1min 1s"), ("5m", 300_000_000, "5min"), ("20msec", 20_000, "20ms"),
         ("1hr", 3_600_000_000, "1h"), ("3 weeks", 1_814_400_000_000, "3w"), ("12.34 .56", 12_900_000, "12.900000s"),
         ("5 3", 8_000_000, "8s"), ("+5s", 5_000_000, "5s"), (" 7s ", 7_000_000, "7s"), ("1.0000001s", 1_000_000, "1s"),
-        ("infinity", UInt64.max, "infinity"), ("1y 1month 1w 1d 1h 1min 1s 1ms 1us", 34_882_261_001_001, "1y 1month 1w 1d 1h 1min 1.001001s"),
+        ("infinity", UInt64.max, "infinity"),
+        ("1y 1month 1w 1d 1h 1min 1s 1ms 1us", 34_882_261_001_001, "1y 1month 1w 1d 1h 1min 1.001001s"),
     ]
 
-    static let rejected = ["", "   ", "1.2.3", "1.s", "-1s", "5x", "s", "1 s s", "infinity 5s", "1.", "abc", "9999999999999999999s"]
+    static let rejected = [
+        "", "   ", "1.2.3", "1.s", "-1s", "5x", "s", "1 s s", "infinity 5s", "1.", "abc", "9999999999999999999s",
+    ]
 
     @Test("parse → microseconds → canonical text", arguments: table)
     func parseAndFormat(input: String, usec: UInt64, canonical: String) throws {
@@ -37,12 +41,15 @@ struct TimeSpanTests {
 
     @Test("systemd-analyze timespan agrees on every row and every rejection")
     func oracle() throws {
-        guard let analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first(where: FileManager.default.isExecutableFile)
+        guard
+            let analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first(
+                where: FileManager.default.isExecutableFile)
         else {
             Issue.record("systemd-analyze is not installed; the oracle cannot run")
             return
         }
-        for (input, usec, canonical) in Self.table where input != "infinity" && !input.hasPrefix("+") && !input.hasPrefix(" ") {
+        for (input, usec, canonical) in Self.table
+        where input != "infinity" && !input.hasPrefix("+") && !input.hasPrefix(" ") {
             let out = try run(analyze, ["timespan", "--", input])
             #expect(out.contains("μs: \(usec)\n"), "systemd-analyze disagrees on '\(input)': \(out)")
             #expect(out.contains("Human: \(canonical)\n"), "systemd-analyze prints '\(input)' differently: \(out)")

@@ -70,9 +70,12 @@ struct ConfigLoaderTests {
     @Test("drop-ins apply in name order after the file; an empty assignment resets a list")
     func dropIns() throws {
         let f = try ConfigFixture()
-        try f.write("tasks.d/t.task", "[Timer]\nOnUnitActiveSec=1min\nOnUnitActiveSec=2min\n[Exec]\nExecStart=/bin/true\n")
+        try f.write(
+            "tasks.d/t.task", "[Timer]\nOnUnitActiveSec=1min\nOnUnitActiveSec=2min\n[Exec]\nExecStart=/bin/true\n")
         try f.write("tasks.d/t.task.d/20-later.conf", "[Task]\nRuntimeBudgetSec=20s\n")
-        try f.write("tasks.d/t.task.d/10-first.conf", "[Task]\nRuntimeBudgetSec=10s\n[Timer]\nOnUnitActiveSec=\nOnUnitActiveSec=5min\n")
+        try f.write(
+            "tasks.d/t.task.d/10-first.conf",
+            "[Task]\nRuntimeBudgetSec=10s\n[Timer]\nOnUnitActiveSec=\nOnUnitActiveSec=5min\n")
         try f.write("tasks.d/t.task.d/30-reset.conf", "[Exec]\nExecStart=\nExecStart=/bin/echo hi\n")
         let config = ConfigLoader.load(directory: f.directory)
         #expect(config.diagnostics.isEmpty)
@@ -139,7 +142,8 @@ struct ConfigLoaderTests {
     @Test("taskd.conf: [Daemon] keys, and its errors with file:line")
     func daemonFile() throws {
         let f = try ConfigFixture()
-        let path = try f.write("taskd.conf", "[Daemon]\nStateDirectory=/var/lib/x\nSocket=relative.sock\nFoo=1\n[Other]\nA=b\n")
+        let path = try f.write(
+            "taskd.conf", "[Daemon]\nStateDirectory=/var/lib/x\nSocket=relative.sock\nFoo=1\n[Other]\nA=b\n")
         let config = ConfigLoader.load(directory: f.directory)
         #expect(config.daemon.stateDirectory == "/var/lib/x")
         #expect(config.daemon.socketPath == nil)

@@ -28,7 +28,8 @@ struct VarlinkTests {
 
     @Test("a call decodes method, parameters, more and oneway")
     func call() throws {
-        let c = try VarlinkCall(message: Array(#"{"method":"io.taskd.Scheduler.Wake","parameters":{"target":"x"},"more":true}"#.utf8))
+        let c = try VarlinkCall(
+            message: Array(#"{"method":"io.taskd.Scheduler.Wake","parameters":{"target":"x"},"more":true}"#.utf8))
         #expect(c == VarlinkCall(method: "io.taskd.Scheduler.Wake", parameters: ["target": "x"], more: true))
         #expect(try VarlinkCall(message: c.encoded) == c)
     }

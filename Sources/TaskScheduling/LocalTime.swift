@@ -2,9 +2,9 @@
     import Glibc
 #endif
 
-/// Formats CLOCK_REALTIME microseconds as local time, `Sat 2026-11-21 18:30:00 UTC`.
-enum LocalTime {
-    static func format(realtime usec: UInt64) -> String {
+/// Formats CLOCK_REALTIME microseconds as local time (`TZ`, `/etc/localtime`): `Sat 2026-11-21 18:30:00 UTC`.
+public enum LocalTime {
+    public static func format(realtime usec: UInt64) -> String {
         var seconds = time_t(usec / 1_000_000)
         var parts = tm()
         localtime_r(&seconds, &parts)
