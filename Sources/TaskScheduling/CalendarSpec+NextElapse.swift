@@ -1,0 +1,202 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension CalendarSpec {
+    /// Parses `expression` (systemd.time(7)); a trailing word is a time zone if /usr/share/zoneinfo has it.
+    public init(parsing expression: String) throws(CalendarError) {
+        self = try CalendarSpecParser.parse(expression, isTimeZone: TimeZoneContext.isValid)
+    }
+
+    /// The first elapse strictly after `realtime` (CLOCK_REALTIME µs), or nil if it never elapses again.
+    /// The same search as systemd's `calendar_spec_next_usec()`, in the expression's zone.
+    public func nextElapse(after realtime: UInt64) -> UInt64? {
+        guard realtime < 253_402_300_799_000_000 else { return nil }  // systemd's formattable maximum
+        return TimeZoneContext.with(utc ? nil : timeZone) {
+            let usec = realtime + 1
+            var t = time_t(usec / 1_000_000)
+            var parts = tm()
+            if utc { gmtime_r(&t, &parts) } else { localtime_r(&t, &parts) }
+            var micro = Int(usec % 1_000_000)
+            guard findNext(&parts, &micro) else { return nil }
+            let seconds = normalize(&parts)
+            guard seconds >= 0 else { return nil }
+            return UInt64(seconds) * 1_000_000 + UInt64(micro)
+        }
+    }
+
+    private func normalize(_ t: inout tm) -> Int {
+        utc ? Int(timegm(&t)) : Int(mktime(&t))
+    }
+
+    private func endOfMonth(_ t: tm, _ day: Int) -> Int {
+        var c = t
+        c.tm_mon += 1
+        c.tm_mday = Int32(1 - day)
+        if normalize(&c) < 0 || c.tm_mon != t.tm_mon { return -1 }
+        return Int(c.tm_mday)
+    }
+
+    /// systemd's `find_matching_component`: moves `value` to the next allowed one; nil if none,
+    /// true if it changed.
+    private func match(_ chain: [CalendarComponent]?, isDay: Bool, _ t: tm, _ value: inout Int) -> Bool? {
+        guard let chain else { return false }
+        var best: Int?
+        for c in chain {
+            var start = c.start
+            var stop = c.stop
+            if endOfMonth && isDay {
+                start = endOfMonth(t, c.start)
+                stop = endOfMonth(t, c.stop)
+                if stop > 0 { swap(&start, &stop) }
+            }
+            if start >= value {
+                if best == nil || start < best! { best = start }
+            } else if c.repeat > 0 {
+                let k = start + c.repeat * ((value - start + c.repeat - 1) / c.repeat)
+                if (best == nil || k < best!) && (stop < 0 || k <= stop) { best = k }
+            }
+        }
+        guard let best else { return nil }
+        defer { value = best }
+        return best != value
+    }
+
+    /// systemd's `tm_within_bounds`: nil if normalizing went backwards or past the maximum year,
+    /// true if `t` was already normal, false if it was normalized forward (then look again).
+    private func withinBounds(_ t: inout tm) -> Bool? {
+        if Int(t.tm_year) + 1900 > Self.maxYear { return nil }
+        var n = t
+        if normalize(&n) < 0 { return nil }
+        var cmp: Int
+        if n.tm_year != t.tm_year {
+            cmp = n.tm_year < t.tm_year ? -1 : 1
+            n.tm_mon = 0
+        } else if n.tm_mon != t.tm_mon {
+            cmp = n.tm_mon < t.tm_mon ? -1 : 1
+            n.tm_mday = 1
+        } else if n.tm_mday != t.tm_mday {
+            cmp = n.tm_mday < t.tm_mday ? -1 : 1
+            n.tm_hour = 0
+        } else if n.tm_hour != t.tm_hour {
+            cmp = n.tm_hour < t.tm_hour ? -1 : 1
+            n.tm_min = 0
+        } else if n.tm_min != t.tm_min {
+            cmp = n.tm_min < t.tm_min ? -1 : 1
+            n.tm_sec = 0
+        } else {
+            cmp = n.tm_sec == t.tm_sec ? 0 : (n.tm_sec < t.tm_sec ? -1 : 1)
+        }
+        if cmp < 0 { return nil }
+        if cmp > 0 { t = n }
+        return cmp == 0
+    }
+
+    private func matchesWeekday(_ t: tm) -> Bool {
+        guard let weekdays else { return true }
+        var c = t
+        if normalize(&c) < 0 { return false }
+        let k = c.tm_wday == 0 ? 6 : Int(c.tm_wday) - 1
+        return weekdays & (1 << k) != 0
+    }
+
+    /// systemd's `find_next`, step for step.
+    private func findNext(_ tmIn: inout tm, _ usecIn: inout Int) -> Bool {
+        var c = tmIn
+        var micro = usecIn
+        func reset(from level: Int) {
+            if level <= 1 { c.tm_mon = 0 }
+            if level <= 2 { c.tm_mday = 1 }
+            if level <= 3 { c.tm_hour = 0 }
+            if level <= 4 { c.tm_min = 0 }
+            c.tm_sec = 0
+            micro = 0
+        }
+        for _ in 0..<1000 {
+            _ = normalize(&c)
+            c.tm_isdst = -1
+
+            var v = Int(c.tm_year) + 1900
+            let ry = match(year, isDay: false, c, &v)
+            c.tm_year = Int32(v - 1900)
+            guard let ry else { return false }
+            if ry { reset(from: 1) }
+            guard withinBounds(&c) == true else { return false }
+
+            v = Int(c.tm_mon) + 1
+            let rm = match(month, isDay: false, c, &v)
+            c.tm_mon = Int32(v - 1)
+            if rm == true { reset(from: 2) }
+            let bm = rm == nil ? nil : withinBounds(&c)
+            if rm == nil || bm == nil {
+                c.tm_year += 1
+                reset(from: 1)
+                continue
+            }
+            if bm == false { continue }
+
+            v = Int(c.tm_mday)
+            let rd = match(day, isDay: true, c, &v)
+            c.tm_mday = Int32(v)
+            if rd == true { reset(from: 3) }
+            let bd = rd == nil ? nil : withinBounds(&c)
+            if rd == nil || bd == nil {
+                c.tm_mon += 1
+                reset(from: 2)
+                continue
+            }
+            if bd == false { continue }
+
+            if !matchesWeekday(c) {
+                c.tm_mday += 1
+                reset(from: 3)
+                continue
+            }
+
+            v = Int(c.tm_hour)
+            let rh = match(hour, isDay: false, c, &v)
+            c.tm_hour = Int32(v)
+            if rh == true { reset(from: 4) }
+            let bh = rh == nil ? nil : withinBounds(&c)
+            if rh == nil || bh == nil {
+                c.tm_mday += 1
+                reset(from: 3)
+                continue
+            }
+            if bh == false { continue }
+
+            v = Int(c.tm_min)
+            let rmin = match(minute, isDay: false, c, &v)
+            c.tm_min = Int32(v)
+            if rmin == true {
+                c.tm_sec = 0
+                micro = 0
+            }
+            let bmin = rmin == nil ? nil : withinBounds(&c)
+            if rmin == nil || bmin == nil {
+                c.tm_hour += 1
+                reset(from: 4)
+                continue
+            }
+            if bmin == false { continue }
+
+            v = Int(c.tm_sec) * Self.usecPerSecond + micro
+            let rs = match(second, isDay: false, c, &v)
+            micro = v % Self.usecPerSecond
+            c.tm_sec = Int32(v / Self.usecPerSecond)
+            let bs = rs == nil ? nil : withinBounds(&c)
+            if rs == nil || bs == nil {
+                c.tm_min += 1
+                c.tm_sec = 0
+                micro = 0
+                continue
+            }
+            if bs == false { continue }
+
+            tmIn = c
+            usecIn = micro
+            return true
+        }
+        return false
+    }
+}

@@ -1,0 +1,44 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs local-time conversions (`mktime`, `localtime_r`) in a chosen time zone. libc reads the zone
+/// from the process-wide `TZ`, so every such conversion in taskd goes through this one lock.
+public enum TimeZoneContext {
+    private static let lock = Mutex(())
+
+    /// Runs `body` with `TZ` set to `zone` (nil: the process's own zone), restoring it after.
+    public static func with<T>(_ zone: String?, _ body: () -> T) -> T {
+        lock.withLock { _ in
+            guard let zone else {
+                tzset()
+                return body()
+            }
+            let saved = getenv("TZ").map { String(cString: $0) }
+            setenv("TZ", ":" + zone, 1)
+            tzset()
+            defer {
+                if let saved { setenv("TZ", saved, 1) } else { unsetenv("TZ") }
+                tzset()
+            }
+            return body()
+        }
+    }
+
+    /// True for a name of a zone file under /usr/share/zoneinfo (as systemd's `timezone_is_valid`).
+    public static func isValid(_ name: String) -> Bool {
+        guard !name.isEmpty, !name.hasPrefix("/"), !name.contains(".."), name.utf8.count < 256,
+            name.unicodeScalars.allSatisfy({
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "/-_+".unicodeScalars.contains($0))
+            })
+        else { return false }
+        let fd = open("/usr/share/zoneinfo/" + name, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var magic = [UInt8](repeating: 0, count: 4)
+        return read(fd, &magic, 4) == 4 && magic == Array("TZif".utf8)
+    }
+}

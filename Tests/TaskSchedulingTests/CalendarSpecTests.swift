@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+
+@testable import TaskScheduling
+
+/// Runs `systemd-analyze calendar` with `TZ`, returning per expression the normalized form and
+/// the next elapses in UTC seconds ([] when it never elapses), or nil when it rejects the expression.
+enum CalendarOracle {
+    static let path = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first(
+        where: FileManager.default.isExecutableFile)
+
+    static func run(_ expression: String, tz: String, base: Int, iterations: Int) throws -> (String, [Int])? {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path!)
+        p.arguments = ["calendar", "--iterations=\(iterations)", "--base-time=@\(base)", "--", expression]
+        p.environment = ["TZ": tz, "PATH": "/usr/bin:/bin", "SYSTEMD_COLORS": "0"]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
+        try p.run()
+        let out = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { return nil }
+        var normalized = ""
+        var times: [Int] = []
+        for line in out.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line.hasPrefix("Normalized form: ") { normalized = String(line.dropFirst(17)) }
+            let isUTCLine = line.hasPrefix("(in UTC): ")
+            let isElapse = line.hasPrefix("Next elapse: ") || line.hasPrefix("Iter. #")
+            guard isUTCLine || (isElapse && tz == "UTC"), line.hasSuffix(" UTC") else { continue }
+            let fields = line.split(separator: " ")
+            let date = fields[fields.count - 3].split(separator: "-").map { Int($0)! }
+            let time = fields[fields.count - 2].split(separator: ":").map { Int($0)! }
+            var parts = tm()
+            parts.tm_year = Int32(date[0] - 1900)
+            parts.tm_mon = Int32(date[1] - 1)
+            parts.tm_mday = Int32(date[2])
+            parts.tm_hour = Int32(time[0])
+            parts.tm_min = Int32(time[1])
+            parts.tm_sec = Int32(time[2])
+            times.append(Int(timegm(&parts)))
+        }
+        return (normalized, times)
+    }
+}
+
+@Suite("Calendar expressions, against systemd-analyze calendar", .serialized)
+struct CalendarSpecTests {
+    static let expressions = [
+        "minutely", "hourly", "daily", "weekly", "monthly", "yearly", "annually", "quarterly", "semiannually",
+        "semi-annually", "*:0/15", "9..17:0/15", "Mon..Fri 9:00", "Sat,Sun 10:00", "mon,wed,FRIDAY *-*-* 12:00",
+        "Mon-Wed 8:00", "Monday..Wednesday,Fri 7:00", "*-*-01 00:00", "*-1/3-1", "*-*~01", "*-02~03/1", "*-02~01",
+        "*-*~07/1 8:00", "2026-03-29 02:30", "*-02-29 12:00", "*-02-30", "2199-12-31 23:59:59", "*-*-* *:*:30.5",
+        "*:*:0/7.5", "12:00", "00:00:00", "*-*-* 02:30:00", "*-10-25 02:30", "*-11-01 01:30", "Tue *-*-1..7 10:00",
+        "*-*-* 1,3,5:00", "*:00 UTC", "*-*-* 09:00 Europe/Berlin", "*-*-* 09:00 America/New_York",
+        "2030-*-* 00:00", "68-01-01", "12-25", "Wed *-*-* 0/6:00", "*:5,55,5,25", "Sun *-*-* 03:00",
+        "2026..2028-06-15 12:00", "*-*-* 23:59:59.999999", "@1767225600", "Fri *-*-13 13:13", "*-*-* *:*:*",
+        "Mon, 9:00",
+    ]
+    static let zones = ["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"]
+    /// Before the EU spring switch, before the EU autumn switch, a leap February, the US autumn switch.
+    static let bases = [1_774_747_800 - 3_600, 1_792_888_200 - 3_600, 1_709_121_600, 1_793_511_000]
+
+    @Test("normalized form and five next elapses match, in four zones and around DST switches", arguments: zones)
+    func matchesSystemd(zone: String) throws {
+        try #require(CalendarOracle.path != nil, "systemd-analyze is not installed")
+        var compared = 0
+        defer { #expect(compared > 900, "only \(compared) elapses compared") }
+        for expression in Self.expressions {
+            let spec = try CalendarSpec(parsing: expression)
+            for base in Self.bases {
+                let oracle = try #require(try CalendarOracle.run(expression, tz: zone, base: base, iterations: 5))
+                #expect(spec.description == oracle.0, "\(expression)")
+                var ours: [Int] = []
+                var t = UInt64(base) * 1_000_000
+                setenv("TZ", zone, 1)
+                defer { unsetenv("TZ") }
+                for _ in 0..<5 {
+                    guard let next = spec.nextElapse(after: t) else { break }
+                    ours.append(Int(next / 1_000_000))
+                    t = next
+                }
+                #expect(ours == oracle.1, "\(expression) in \(zone) after @\(base)")
+                compared += oracle.1.count
+            }
+        }
+    }
+
+    static let rejected = [
+        "", "Mon..", "Fri..Mon 9:00", "*-13-01", "*-*-32", "25:00", "*:60", "*:*:61", "Mon 9:00 Fri",
+        "*-*-* 9:00:00:00", "*-*~29", "1969-01-01", "2200-01-01", "*:0/0", "foo", "12:", ":30", "Mo 9:00",
+        "*-*-* 0/99:00", "1..", "*-*-* 9:00 Mars/Olympus",
+    ]
+
+    @Test("rejected by both, with the expression in the error", arguments: rejected)
+    func rejects(expression: String) throws {
+        #expect(throws: CalendarError.self) { try CalendarSpec(parsing: expression) }
+        if CalendarOracle.path != nil, !expression.isEmpty {
+            #expect(try CalendarOracle.run(expression, tz: "UTC", base: 1_767_225_600, iterations: 1) == nil)
+        }
+    }
+
+    @Test("round trip: the normalized form parses to the same spec")
+    func roundTrip() throws {
+        for expression in Self.expressions {
+            let spec = try CalendarSpec(parsing: expression)
+            #expect(try CalendarSpec(parsing: spec.description) == spec, "\(expression)")
+        }
+    }
+}
