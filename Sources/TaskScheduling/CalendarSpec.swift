@@ -58,13 +58,17 @@ public struct CalendarSpec: Hashable, Sendable, CustomStringConvertible {
     static func format(_ chain: [CalendarComponent]?, width: Int, usec: Bool = false) -> String {
         guard let chain else { return "*" }
         let d = usec ? usecPerSecond : 1
-        if usec, chain.count == 1, chain[0].start == 0, chain[0].repeat == usecPerSecond, chain[0].stop < 0 { return "*" }
+        if usec, chain.count == 1, chain[0].start == 0, chain[0].repeat == usecPerSecond, chain[0].stop < 0 {
+            return "*"
+        }
         return chain.map { c in
             var s = pad(c.start / d, width)
             if c.start % d > 0 { s += "." + pad(c.start % d, 6) }
             if c.stop > 0 { s += ".." + pad(c.stop / d, width) }
             if c.stop > 0, c.stop % d > 0 { s += "." + pad(c.stop % d, 6) }
-            if c.repeat > 0 && !(c.stop > 0 && c.repeat == d) { s += "/" + String(c.repeat / d) }
+            let isPlainRange = c.stop > 0 && c.repeat == d
+            let steps = c.repeat.quotientAndRemainder(dividingBy: d).quotient
+            if c.repeat > 0 && !isPlainRange { s += "/" + String(steps) }
             if c.repeat % d > 0 { s += "." + pad(c.repeat % d, 6) }
             return s
         }.joined(separator: ",")
