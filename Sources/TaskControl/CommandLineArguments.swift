@@ -6,7 +6,9 @@ struct CommandLineArguments {
     var flags: Set<String> = []
 
     /// Options that take a value; anything else starting with `-` is a flag.
-    static let valued: Set<String> = ["--socket", "--id", "--payload", "-n", "--lines", "--run"]
+    static let valued: Set<String> = [
+        "--socket", "--id", "--payload", "-n", "--lines", "--run", "--base-time", "--iterations",
+    ]
 
     init(_ arguments: [String]) throws(UsageError) {
         var it = arguments.makeIterator()

@@ -20,6 +20,9 @@ public enum Taskctl {
           cancel TARGET       cancel the runs in progress of every task TARGET names
           logs NAME [-f] [-n N] [--run ID]
                               the task's journal, through journalctl
+          calendar EXPRESSION... [--base-time TIMESTAMP] [--iterations N]
+                              normalize OnCalendar= expressions and show when they elapse,
+                              as systemd-analyze calendar (no daemon needed)
 
         Options:
           --socket PATH       taskd's control socket (default: $TASKD_SOCKET, then
@@ -32,6 +35,16 @@ public enum Taskctl {
         """
 
     static let commandUsage: [String: String] = [
+        "calendar": """
+        Usage: taskctl calendar EXPRESSION... [--base-time TIMESTAMP] [--iterations N] [--json]
+
+        Normalizes calendar expressions (systemd.time(7), as OnCalendar= takes them) and prints
+        their next elapses, as systemd-analyze calendar does. Needs no daemon; honours TZ.
+          --base-time T   compute from T instead of now: @EPOCH, or 'YYYY-MM-DD HH:MM:SS [UTC|ZONE]'
+          --iterations N  show the next N elapses (default 1)
+          --json          one JSON array: per expression {expression, normalized, nextElapseUSec}
+                          or {expression, error}; exit status 1 if any is invalid
+        """,
         "wake": """
         Usage: taskctl wake TARGET [--id V] [--payload JSON] [--wait] [--json]
 
@@ -116,6 +129,11 @@ public enum Taskctl {
         case "cancel":
             try args.check(allowed: [])
             return try Commands.cancel(try one("TARGET"), json: json, socket: socket(args))
+        case "calendar":
+            try args.check(allowed: ["--base-time", "--iterations"])
+            return try CalendarCommand.run(
+                args.positional, baseTime: args.options["--base-time"], iterations: args.options["--iterations"],
+                json: json)
         case "logs":
             try args.check(allowed: ["-f", "--follow", "-n", "--lines", "--run"])
             let lines = args.options["-n"] ?? args.options["--lines"]

@@ -21,7 +21,7 @@ enum Terminal {
     }
 
     /// `Sat 2026-11-21 18:30:00 UTC` in the local zone.
-    static func time(_ usec: UInt64) -> String { LocalTime.format(realtime: usec) }
+    static func time(_ usec: UInt64) -> String { Timestamp.format(usec) }
 
     static func nowUSec() -> UInt64 {
         var ts = timespec()

@@ -243,7 +243,7 @@ actor Daemon {
         let next = scheduler.tasks.values.compactMap { s in s.nextElapse.map { ($0, s.definition.key.identifier) } }.min
         { $0.0 < $1.0 }
         if let (due, name) = next, !scheduler.isStopping {
-            text += "; next: \(name) at \(LocalTime.format(realtime: SystemClock.now().realtime(at: due)))"
+            text += "; next: \(name) at \(Timestamp.format(SystemClock.now().realtime(at: due)))"
         }
         guard text != lastStatus else { return }
         lastStatus = text
