@@ -13,7 +13,7 @@ public struct Scheduler: Sendable {
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
     ) {
         self.random = random
-        for d in definitions { tasks[d.key] = TaskState(definition: d, daemonStart: startedAt.monotonic) }
+        for d in definitions { tasks[d.key] = TaskState(definition: d, daemonStart: startedAt) }
     }
 
     /// Resolves targets against the current tasks.
@@ -76,8 +76,12 @@ public struct Scheduler: Sendable {
         guard !isStopping else { return actions }
         for key in tasks.keys.sorted() {
             guard let state = tasks[key], let due = state.nextElapse, due <= now.monotonic else { continue }
+            // Every timer due now makes one trigger: `startup` if an OnStartupSec= is among them.
             let isStartup = state.pendingStartup.first.map { $0 <= now.monotonic } ?? false
             if isStartup { tasks[key]!.pendingStartup.removeAll { $0 <= now.monotonic } }
+            if let calendar = state.calendarDueMonotonic, calendar <= now.monotonic {
+                tasks[key]!.rearmCalendar(after: max(now.realtime, state.calendarDueRealtime ?? 0), now: now)
+            }
             tasks[key]!.lastActivation = now.monotonic
             _ = trigger(key, isStartup ? .startup : .timer, wakeID: nil, payload: nil, at: now, actions: &actions)
         }

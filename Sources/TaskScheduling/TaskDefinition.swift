@@ -9,13 +9,16 @@ public struct TaskDefinition: Hashable, Sendable {
     public var onStartup: [TimeSpan]
     /// `OnUnitActiveSec=`: relative to the start of the task's last run (systemd semantics: no run yet, no elapse).
     public var onUnitActive: [TimeSpan]
+    /// `OnCalendar=`: wall-clock elapses (systemd.time(7)); the earliest of them counts.
+    public var onCalendar: [CalendarSpec]
     public var handler: HandlerSpec
     /// Where the definition came from (a file path, or "swift" for code), for messages.
     public var source: String
 
     public init(
         key: TaskKey, description: String = "", budget: TimeSpan? = nil, cancelGrace: TimeSpan? = nil,
-        onStartup: [TimeSpan] = [], onUnitActive: [TimeSpan] = [], handler: HandlerSpec, source: String = "swift"
+        onStartup: [TimeSpan] = [], onUnitActive: [TimeSpan] = [], onCalendar: [CalendarSpec] = [],
+        handler: HandlerSpec, source: String = "swift"
     ) {
         self.key = key
         self.description = description
@@ -23,6 +26,7 @@ public struct TaskDefinition: Hashable, Sendable {
         self.cancelGrace = cancelGrace ?? TaskKind.defaultCancelGrace
         self.onStartup = onStartup
         self.onUnitActive = onUnitActive
+        self.onCalendar = onCalendar
         self.handler = handler
         self.source = source
     }

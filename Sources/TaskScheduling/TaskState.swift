@@ -8,15 +8,30 @@ public struct TaskState: Hashable, Sendable {
     /// Monotonic instant of the last run's start and of the last timer trigger (OnUnitActiveSec= base).
     public var lastActivation: UInt64?
     public var lastTrigger: ClockReading?
+    /// The next `OnCalendar=` elapse: its CLOCK_REALTIME time, and the monotonic instant it maps to
+    /// by the clock reading it was computed at (recomputed after each firing).
+    public var calendarDueRealtime: UInt64?
+    public var calendarDueMonotonic: UInt64?
 
-    init(definition: TaskDefinition, daemonStart: UInt64) {
+    init(definition: TaskDefinition, daemonStart: ClockReading) {
         self.definition = definition
-        self.pendingStartup = definition.onStartup.map { daemonStart &+ $0.microseconds }.sorted()
+        self.pendingStartup = definition.onStartup.map { daemonStart.monotonic &+ $0.microseconds }.sorted()
+        rearmCalendar(after: daemonStart.realtime, now: daemonStart)
+    }
+
+    /// Computes the next calendar elapse strictly after `realtime`, mapped to monotonic time by `now`.
+    mutating func rearmCalendar(after realtime: UInt64, now: ClockReading) {
+        let next = definition.onCalendar.compactMap { $0.nextElapse(after: realtime) }.min()
+        calendarDueRealtime = next
+        calendarDueMonotonic = next.map { due in
+            due > now.realtime ? now.monotonic &+ (due - now.realtime) : now.monotonic
+        }
     }
 
     /// The next monotonic instant a timer of this task elapses, or nil if none will.
     public var nextElapse: UInt64? {
         var next = pendingStartup.first
+        if let calendar = calendarDueMonotonic { next = min(next ?? calendar, calendar) }
         if let base = lastActivation, let span = definition.onUnitActive.min() {
             let due = base &+ span.microseconds
             next = min(next ?? due, due)

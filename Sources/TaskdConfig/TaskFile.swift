@@ -10,6 +10,7 @@ public struct TaskFile: Hashable, Sendable {
     public var cancelGrace: TimeSpan?
     public var onStartup: [TimeSpan]?
     public var onUnitActive: [TimeSpan]?
+    public var onCalendar: [CalendarSpec]?
     public var execStart: [String]?
     public var execStartLocation: SourceLocation?
     public var environment: [String] = []
@@ -40,6 +41,7 @@ public struct TaskFile: Hashable, Sendable {
             key: key, description: description ?? base?.description ?? "",
             budget: budget ?? base?.budget, cancelGrace: cancelGrace ?? base?.cancelGrace,
             onStartup: onStartup ?? base?.onStartup ?? [], onUnitActive: onUnitActive ?? base?.onUnitActive ?? [],
+            onCalendar: onCalendar ?? base?.onCalendar ?? [],
             handler: handler, source: path)
     }
 }

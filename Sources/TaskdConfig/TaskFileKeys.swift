@@ -26,6 +26,17 @@ enum TaskFileKeys {
         "Timer": [
             "OnStartupSec": { f, e throws(ConfigDiagnostic) in f.onStartup = try appendSpan(f.onStartup, e) },
             "OnUnitActiveSec": { f, e throws(ConfigDiagnostic) in f.onUnitActive = try appendSpan(f.onUnitActive, e) },
+            "OnCalendar": { f, e throws(ConfigDiagnostic) in
+                if e.value.isEmpty {
+                    f.onCalendar = []
+                    return
+                }
+                do throws(CalendarError) {
+                    f.onCalendar = (f.onCalendar ?? []) + [try CalendarSpec(parsing: e.value)]
+                } catch {
+                    throw ConfigDiagnostic(e.location, key: e.key, error.description)
+                }
+            },
         ],
         "Exec": [
             "ExecStart": { f, e throws(ConfigDiagnostic) in

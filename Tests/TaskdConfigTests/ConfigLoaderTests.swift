@@ -23,6 +23,8 @@ struct ConfigLoaderTests {
             OnStartupSec=10s
             OnUnitActiveSec=15min
             OnUnitActiveSec=1h
+            OnCalendar=Mon..Fri 9:00
+            OnCalendar=*:0/15
 
             [Exec]
             ExecStart=/usr/local/bin/refresh "--city" 'New York' a\\tb \\
@@ -42,6 +44,7 @@ struct ConfigLoaderTests {
         #expect(task.cancelGrace == .milliseconds(2500))
         #expect(task.onStartup == [.seconds(10)])
         #expect(task.onUnitActive == [.seconds(900), .seconds(3600)])
+        #expect(task.onCalendar.map(\.description) == ["Mon..Fri *-*-* 09:00:00", "*-*-* *:00/15:00"])
         guard case .command(let spec) = task.handler else { return #expect(Bool(false)) }
         #expect(spec.argv == ["/usr/local/bin/refresh", "--city", "New York", "a\tb", "--verbose"])
         #expect(spec.environment == ["CITY=Paris", "GREETING=hello world", "LEVEL=3"])
@@ -100,6 +103,8 @@ struct ConfigLoaderTests {
         ("[Task]\nIdentifier=a:b\n[Exec]\nExecStart=/bin/true", 2, "Identifier", "must be letters"),
         ("[Timer]\nOnStartupSec=soon\n[Exec]\nExecStart=/bin/true", 2, "OnStartupSec", "invalid time span"),
         ("[Timer]\nOnUnitActiveSec=-5s\n[Exec]\nExecStart=/bin/true", 2, "OnUnitActiveSec", "negative"),
+        ("[Timer]\nOnCalendar=*-*-* 25:00\n[Exec]\nExecStart=/bin/true", 2, "OnCalendar", "hour 25 is out of range"),
+        ("[Timer]\nOnCalendar=Mon..Fri 9\n[Exec]\nExecStart=/bin/true", 2, "OnCalendar", "invalid calendar expression"),
         ("[Exec]\nExecStart=/bin/echo 'unterminated", 2, "ExecStart", "unterminated ' quote"),
         ("[Exec]\nExecStart=bin/refresh", 2, "ExecStart", "absolute path or a bare program name"),
         ("[Exec]\nExecStart=-/bin/true", 2, "ExecStart", "'-' prefix is not supported"),

@@ -188,3 +188,16 @@ def test_on_unit_active_sec_repeats_from_each_start(daemon_factory):
     assert [e["TASK_TRIGGER"] for e in runs[:3]] == ["startup", "timer", "timer"]
     gaps = [int(b["__REALTIME_TIMESTAMP"]) - int(a["__REALTIME_TIMESTAMP"]) for a, b in zip(runs, runs[1:3])]
     assert all(280_000 <= g <= 600_000 for g in gaps), gaps
+
+
+def test_on_calendar_fires_on_the_wall_clock(daemon_factory):
+    d = daemon_factory({"cal.task": task("/bin/true", extra="[Timer]\nOnCalendar=*:*:0/2")}).start()
+    runs = wait_for(lambda: (lambda s: s if len(s) >= 2 else None)(
+        [e for e in journal(TASK="cal", _PID=str(d.proc.pid)) if e.get("MESSAGE_ID") == STARTED]), what="two runs")
+    assert [e["TASK_TRIGGER"] for e in runs[:2]] == ["timer", "timer"]
+    starts = [int(e["__REALTIME_TIMESTAMP"]) for e in runs[:2]]
+    # Each run starts just after an even second of the wall clock, two seconds apart.
+    assert all((t // 1_000_000) % 2 == 0 and t % 1_000_000 < 100_000 for t in starts), starts
+    assert 1_900_000 <= starts[1] - starts[0] <= 2_100_000
+    status = json.loads(d.taskctl("status", "cal", "--json").stdout)
+    assert status["nextElapseUSec"] % 2_000_000 == 0
