@@ -53,3 +53,20 @@ int taskd_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int 
     }
     return n;
 }
+
+#include <sys/timerfd.h>
+
+int taskd_clock_change_rearm(int fd) {
+    struct itimerspec its = {.it_value = {.tv_sec = (time_t)1 << 40}};
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, NULL);
+}
+
+int taskd_clock_change_fd(void) {
+    int fd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (fd < 0) return -1;
+    if (taskd_clock_change_rearm(fd) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}

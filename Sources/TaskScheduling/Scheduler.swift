@@ -7,12 +7,15 @@ public struct Scheduler: Sendable {
     /// True once `shutdown` was called: no new runs start.
     public private(set) var isStopping = false
     private var random: any RandomNumberGenerator & Sendable
+    /// When the scheduler started, on both clocks.
+    public let startedAt: ClockReading
 
     public init(
         definitions: [TaskDefinition], startedAt: ClockReading,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
     ) {
         self.random = random
+        self.startedAt = startedAt
         for d in definitions { tasks[d.key] = TaskState(definition: d, daemonStart: startedAt) }
     }
 
@@ -108,6 +111,20 @@ public struct Scheduler: Sendable {
             cancelled.append(run)
         }
         return (cancelled, actions)
+    }
+
+    /// The wall clock jumped or the time zone changed: every calendar timer is computed again from
+    /// its last trigger (or the start), as systemd does, so that a backward jump does not fire an
+    /// elapse twice and a forward jump fires what it skipped once. Monotonic timers are untouched.
+    /// Returns the names of the calendar tasks it re-armed.
+    public mutating func clockChanged(at now: ClockReading) -> [String] {
+        var moved: [String] = []
+        for key in tasks.keys.sorted() where !(tasks[key]!.definition.onCalendar.isEmpty) {
+            let base = tasks[key]!.lastTrigger?.realtime ?? startedAt.realtime
+            tasks[key]!.rearmCalendar(after: base, now: now)
+            moved.append(key.identifier)
+        }
+        return moved
     }
 
     /// The daemon is stopping: every run is cancelled (reason `shutdown`) and no new run starts.

@@ -113,6 +113,17 @@ actor Daemon {
         perform(scheduler.handlerEnded(runID: runID, termination: termination, at: SystemClock.now()))
     }
 
+    /// The wall clock was set: re-arm calendar timers and journal it.
+    func clockChanged() {
+        let now = SystemClock.now()
+        let tasks = scheduler.clockChanged(at: now)
+        journal.daemon(
+            .clockChanged, 5,
+            "wall clock changed (now \(Timestamp.format(now.realtime))); re-armed calendar timers"
+                + (tasks.isEmpty ? "" : " of " + tasks.joined(separator: ", ")))
+        afterChange(rearm: true)
+    }
+
     private func tick() {
         timerDeadline = nil
         perform(scheduler.advance(to: SystemClock.now()))
@@ -205,7 +216,8 @@ actor Daemon {
         }
     }
 
-    private func afterChange() {
+    private func afterChange(rearm: Bool = false) {
+        if rearm { timerDeadline = nil }
         if scheduler.runs.isEmpty, !drainWaiters.isEmpty {
             drainWaiters.forEach { $0.resume() }
             drainWaiters.removeAll()
@@ -214,6 +226,7 @@ actor Daemon {
             watch.continuation.finish()
             watches[id] = nil
         }
+        if rearm { timer?.cancel() }
         armTimer()
         updateStatus()
     }

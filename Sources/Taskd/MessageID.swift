@@ -16,4 +16,5 @@ public enum MessageID: String, CaseIterable, Sendable {
     case configError = "4f1b5a2c3e6945d9bdb4f3bcc213e7a3"
     case request = "63f4b4b18a7149adb99ec1b509fead54"
     case lateResult = "8e69381a013142158ecdc7d516018eb0"
+    case clockChanged = "f523fbdd132e405684d766124bf7af8f"
 }

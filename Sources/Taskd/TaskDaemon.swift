@@ -132,6 +132,7 @@ public struct TaskDaemon: Sendable {
             stateDirectory: stateDirectory)
         let service = ControlService(daemon: daemon, journal: journal)
 
+        let clockWatcher = ClockChangeWatcher { Task { await daemon.clockChanged() } }
         server.start()
         let acceptor = Task {
             await withDiscardingTaskGroup { group in
@@ -161,6 +162,7 @@ public struct TaskDaemon: Sendable {
             break
         }
         await daemon.shutdown()
+        withExtendedLifetime(clockWatcher) {}
         server.stop()
         acceptor.cancel()
         journal.daemon(.daemonStopping, 5, "taskd stopped")

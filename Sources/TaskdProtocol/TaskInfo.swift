@@ -24,7 +24,11 @@ public struct TaskInfo: Hashable, Sendable {
         cancelGraceUSec = d.cancelGrace.microseconds
         self.current = current.map { RunInfo($0) }
         last = state.lastRun.map { RunInfo($0) }
-        nextElapseUSec = state.nextElapse.map { now.realtime(at: $0) }
+        // A calendar elapse is a wall-clock time already; others map from monotonic time.
+        nextElapseUSec = state.nextElapse.map { next in
+            next == state.calendarDueMonotonic
+                ? state.calendarDueRealtime ?? now.realtime(at: next) : now.realtime(at: next)
+        }
         lastTriggerUSec = state.lastTrigger?.realtime
     }
 

@@ -67,3 +67,70 @@ struct CalendarTimerTests {
         #expect(s.nextDeadline == nil)
     }
 }
+
+@Suite("Wall-clock jumps re-arm calendar timers from their last trigger (manual clock)")
+struct ClockChangeTests {
+    let start = ClockReading(monotonic: 7_000_000_000, realtime: 1_767_225_600_000_000)  // 2026-01-01 00:00 UTC
+    let hour: UInt64 = 3_600_000_000
+
+    func scheduler() throws -> Scheduler {
+        let d = TaskDefinition(
+            key: TaskKey(kind: "processing", identifier: "cal"), budget: .seconds(10),
+            onCalendar: [try CalendarSpec(parsing: "*-*-* *:00:00 UTC")],
+            handler: .command(CommandSpec(argv: ["/bin/true"])))
+        return Scheduler(definitions: [d], startedAt: start, random: SeededRandom(seed: 3))
+    }
+
+    /// Runs what is due at `now` and ends it at once; returns how many runs started.
+    func runDue(_ s: inout Scheduler, _ now: ClockReading) -> Int {
+        var started = 0
+        for case .start(let run) in s.advance(to: now) {
+            started += 1
+            _ = s.handlerEnded(runID: run.id, termination: .exited(0), at: now)
+        }
+        return started
+    }
+
+    @Test("a backward jump does not fire the same elapse twice")
+    func backward() throws {
+        var s = try scheduler()
+        let at1 = start.advanced(by: hour)  // fires 01:00
+        #expect(runDue(&s, at1) == 1)
+        // The wall clock goes back 30 minutes (realtime 00:30) while monotonic time moves on 1 s.
+        let jumped = ClockReading(monotonic: at1.monotonic + 1_000_000, realtime: at1.realtime - hour / 2)
+        _ = s.clockChanged(at: jumped)
+        let key = TaskKey(kind: "processing", identifier: "cal")
+        #expect(s.tasks[key]?.calendarDueRealtime == start.realtime + 2 * hour)  // 02:00, not 01:00 again
+        #expect(s.tasks[key]?.calendarDueMonotonic == jumped.monotonic + hour + hour / 2)
+        #expect(runDue(&s, jumped.advanced(by: hour)) == 0)  // realtime 01:30: nothing
+        #expect(runDue(&s, jumped.advanced(by: hour + hour / 2)) == 1)  // realtime 02:00
+    }
+
+    @Test("a forward jump over several elapses fires once, then keeps the schedule")
+    func forward() throws {
+        var s = try scheduler()
+        #expect(runDue(&s, start.advanced(by: hour)) == 1)  // 01:00
+        // Realtime leaps to 05:20 while monotonic time moves on 1 s: 02:00…05:00 were skipped.
+        let jumped = ClockReading(
+            monotonic: start.monotonic + hour + 1_000_000, realtime: start.realtime + 5 * hour + 20 * 60_000_000)
+        _ = s.clockChanged(at: jumped)
+        #expect(s.nextDeadline == jumped.monotonic)  // 02:00 is in the past: due now, once
+        #expect(runDue(&s, jumped) == 1)
+        let key = TaskKey(kind: "processing", identifier: "cal")
+        #expect(s.tasks[key]?.calendarDueRealtime == start.realtime + 6 * hour)
+        #expect(runDue(&s, jumped.advanced(by: 1_000_000)) == 0)
+    }
+
+    @Test("monotonic timers are not touched by a clock change")
+    func monotonicUntouched() throws {
+        let d = TaskDefinition(
+            key: TaskKey(kind: "processing", identifier: "mono"), budget: .seconds(10), onStartup: [.seconds(600)],
+            handler: .command(CommandSpec(argv: ["/bin/true"])))
+        var s = Scheduler(definitions: [d], startedAt: start, random: SeededRandom(seed: 3))
+        let before = s.nextDeadline
+        #expect(
+            s.clockChanged(at: ClockReading(monotonic: start.monotonic + 5, realtime: start.realtime + 99 * hour))
+                .isEmpty)
+        #expect(s.nextDeadline == before)
+    }
+}

@@ -27,3 +27,9 @@ int taskd_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int lowfd);
 int taskd_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token);
 /// epoll_wait into parallel arrays of tokens and event masks; the count, or -1 with errno.
 int taskd_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int timeout_ms);
+
+/// A CLOCK_REALTIME timerfd armed far in the future with TFD_TIMER_CANCEL_ON_SET: reading it fails
+/// with ECANCELED once the wall clock is set. Returns the fd, or -1 with errno.
+int taskd_clock_change_fd(void);
+/// Arms such a timerfd again after it reported a change.
+int taskd_clock_change_rearm(int fd);
