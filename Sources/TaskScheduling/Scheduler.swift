@@ -10,13 +10,41 @@ public struct Scheduler: Sendable {
     /// When the scheduler started, on both clocks.
     public let startedAt: ClockReading
 
+    /// The machine's identity (its /etc/machine-id), for `FixedRandomDelay=`.
+    public let machineID: String
+
     public init(
         definitions: [TaskDefinition], startedAt: ClockReading,
-        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = ""
     ) {
         self.random = random
         self.startedAt = startedAt
-        for d in definitions { tasks[d.key] = TaskState(definition: d, daemonStart: startedAt) }
+        self.machineID = machineID
+        for d in definitions {
+            tasks[d.key] = TaskState(definition: d, daemonStart: startedAt)
+            drawRandomDelay(d.key)
+        }
+    }
+
+    /// Draws the `RandomizedDelaySec=` delay for the task's next arming (systemd re-draws it each time).
+    private mutating func drawRandomDelay(_ key: TaskKey) {
+        guard let d = tasks[key]?.definition, d.randomizedDelay.microseconds > 0 else { return }
+        let span = d.randomizedDelay.microseconds
+        if d.fixedRandomDelay {
+            tasks[key]!.randomDelay = Self.stableHash(machineID + "\u{0}" + key.description) % span
+        } else {
+            tasks[key]!.randomDelay = random.next(upperBound: span)
+        }
+    }
+
+    /// FNV-1a, 64 bits: the same on every run and machine for the same input.
+    static func stableHash(_ s: String) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in s.utf8 {
+            h ^= UInt64(b)
+            h = h &* 0x100_0000_01b3
+        }
+        return h
     }
 
     /// Resolves targets against the current tasks.
@@ -87,6 +115,7 @@ public struct Scheduler: Sendable {
             }
             tasks[key]!.lastActivation = now.monotonic
             _ = trigger(key, isStartup ? .startup : .timer, wakeID: nil, payload: nil, at: now, actions: &actions)
+            drawRandomDelay(key)
         }
         return actions
     }
@@ -189,6 +218,7 @@ public struct Scheduler: Sendable {
         case .killed(.budget): run.outcome = .killed
         case .killed: run.outcome = .cancelled
         }
+        tasks[run.key]?.lastDeactivation = now.monotonic
         if tasks[run.key]?.currentRunID == id {
             tasks[run.key]!.currentRunID = nil
             tasks[run.key]!.lastRun = run

@@ -11,6 +11,12 @@ public struct TaskDefinition: Hashable, Sendable {
     public var onUnitActive: [TimeSpan]
     /// `OnCalendar=`: wall-clock elapses (systemd.time(7)); the earliest of them counts.
     public var onCalendar: [CalendarSpec]
+    /// `OnUnitInactiveSec=`: relative to the end of the task's last run.
+    public var onUnitInactive: [TimeSpan] = []
+    /// `RandomizedDelaySec=`: each arming of the timers adds a delay drawn from [0, this).
+    public var randomizedDelay: TimeSpan = .zero
+    /// `FixedRandomDelay=`: the delay is the same every time, derived from the machine and the task.
+    public var fixedRandomDelay = false
     public var handler: HandlerSpec
     /// Where the definition came from (a file path, or "swift" for code), for messages.
     public var source: String

@@ -7,6 +7,10 @@ public struct TaskState: Hashable, Sendable {
     public var pendingStartup: [UInt64]
     /// Monotonic instant of the last run's start and of the last timer trigger (OnUnitActiveSec= base).
     public var lastActivation: UInt64?
+    /// Monotonic instant the last run ended (OnUnitInactiveSec= base).
+    public var lastDeactivation: UInt64?
+    /// The `RandomizedDelaySec=` delay added to the current arming, in microseconds.
+    public var randomDelay: UInt64 = 0
     public var lastTrigger: ClockReading?
     /// The next `OnCalendar=` elapse: its CLOCK_REALTIME time, and the monotonic instant it maps to
     /// by the clock reading it was computed at (recomputed after each firing).
@@ -28,9 +32,16 @@ public struct TaskState: Hashable, Sendable {
         }
     }
 
-    /// The next monotonic instant a timer of this task elapses, or nil if none will.
-    public var nextElapse: UInt64? {
+    /// The next monotonic instant a timer of this task elapses (its random delay included), or nil.
+    public var nextElapse: UInt64? { nextTimer.map { $0 &+ randomDelay } }
+
+    /// The earliest timer, before the random delay.
+    var nextTimer: UInt64? {
         var next = pendingStartup.first
+        if let span = definition.onUnitInactive.min(), let trigger = lastTrigger?.monotonic {
+            let due = max(lastDeactivation ?? trigger, trigger) &+ span.microseconds
+            next = min(next ?? due, due)
+        }
         if let calendar = calendarDueMonotonic { next = min(next ?? calendar, calendar) }
         if let base = lastActivation, let span = definition.onUnitActive.min() {
             let due = base &+ span.microseconds

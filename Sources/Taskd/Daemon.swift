@@ -28,11 +28,22 @@ actor Daemon {
         definitions: [TaskDefinition], handlers: [TaskKey: TaskHandler], journal: EventJournal,
         notifier: ServiceNotifier, stateDirectory: String
     ) {
-        scheduler = Scheduler(definitions: definitions, startedAt: SystemClock.now())
+        scheduler = Scheduler(definitions: definitions, startedAt: SystemClock.now(), machineID: Self.machineID())
         self.handlers = handlers
         self.journal = journal
         self.notifier = notifier
         self.stateDirectory = stateDirectory
+    }
+
+    /// /etc/machine-id, for FixedRandomDelay= (empty when it cannot be read).
+    static func machineID() -> String {
+        let fd = open("/etc/machine-id", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = read(fd, &buffer, buffer.count)
+        return n > 0
+            ? String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "" : ""
     }
 
     /// Fires what is due at start-up (`OnStartupSec=0`) and arms the timer.

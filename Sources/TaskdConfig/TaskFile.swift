@@ -11,6 +11,9 @@ public struct TaskFile: Hashable, Sendable {
     public var onStartup: [TimeSpan]?
     public var onUnitActive: [TimeSpan]?
     public var onCalendar: [CalendarSpec]?
+    public var onUnitInactive: [TimeSpan]?
+    public var randomizedDelay: TimeSpan?
+    public var fixedRandomDelay: Bool?
     public var execStart: [String]?
     public var execStartLocation: SourceLocation?
     public var environment: [String] = []
@@ -37,11 +40,15 @@ public struct TaskFile: Hashable, Sendable {
         } else {
             handler = .swift
         }
-        return TaskDefinition(
+        var definition = TaskDefinition(
             key: key, description: description ?? base?.description ?? "",
             budget: budget ?? base?.budget, cancelGrace: cancelGrace ?? base?.cancelGrace,
             onStartup: onStartup ?? base?.onStartup ?? [], onUnitActive: onUnitActive ?? base?.onUnitActive ?? [],
             onCalendar: onCalendar ?? base?.onCalendar ?? [],
             handler: handler, source: path)
+        definition.onUnitInactive = onUnitInactive ?? base?.onUnitInactive ?? []
+        definition.randomizedDelay = randomizedDelay ?? base?.randomizedDelay ?? .zero
+        definition.fixedRandomDelay = fixedRandomDelay ?? base?.fixedRandomDelay ?? false
+        return definition
     }
 }

@@ -26,6 +26,15 @@ enum TaskFileKeys {
         "Timer": [
             "OnStartupSec": { f, e throws(ConfigDiagnostic) in f.onStartup = try appendSpan(f.onStartup, e) },
             "OnUnitActiveSec": { f, e throws(ConfigDiagnostic) in f.onUnitActive = try appendSpan(f.onUnitActive, e) },
+            "OnUnitInactiveSec": { f, e throws(ConfigDiagnostic) in
+                f.onUnitInactive = try appendSpan(f.onUnitInactive, e)
+            },
+            "RandomizedDelaySec": { f, e throws(ConfigDiagnostic) in
+                let span = try timeSpan(e)
+                guard !span.isInfinite else { throw ConfigDiagnostic(e.location, key: e.key, "must be finite") }
+                f.randomizedDelay = span
+            },
+            "FixedRandomDelay": { f, e throws(ConfigDiagnostic) in f.fixedRandomDelay = try boolean(e) },
             "OnCalendar": { f, e throws(ConfigDiagnostic) in
                 if e.value.isEmpty {
                     f.onCalendar = []
@@ -110,6 +119,15 @@ enum TaskFileKeys {
         }
         guard !split.isEmpty else { throw ConfigDiagnostic(e.location, key: e.key, "empty command line") }
         return split
+    }
+
+    /// systemd's booleans: 1/yes/y/true/t/on and 0/no/n/false/f/off, any case.
+    static func boolean(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> Bool {
+        switch e.value.lowercased() {
+        case "1", "yes", "y", "true", "t", "on": return true
+        case "0", "no", "n", "false", "f", "off": return false
+        default: throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a boolean (yes or no)")
+        }
     }
 
     /// A kind or identifier: letters, digits, `_`, `-`, `.`; no `:` (it separates kind from identifier).

@@ -26,8 +26,10 @@ public struct TaskInfo: Hashable, Sendable {
         last = state.lastRun.map { RunInfo($0) }
         // A calendar elapse is a wall-clock time already; others map from monotonic time.
         nextElapseUSec = state.nextElapse.map { next in
-            next == state.calendarDueMonotonic
-                ? state.calendarDueRealtime ?? now.realtime(at: next) : now.realtime(at: next)
+            guard let calendar = state.calendarDueRealtime,
+                next == state.calendarDueMonotonic.map({ $0 &+ state.randomDelay })
+            else { return now.realtime(at: next) }
+            return calendar &+ state.randomDelay
         }
         lastTriggerUSec = state.lastTrigger?.realtime
     }

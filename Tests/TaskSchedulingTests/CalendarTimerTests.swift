@@ -134,3 +134,68 @@ struct ClockChangeTests {
         #expect(s.nextDeadline == before)
     }
 }
+
+@Suite("OnUnitInactiveSec=, RandomizedDelaySec=, FixedRandomDelay= (manual clock, seeded randomness)")
+struct TimerKeyTests {
+    let start = ClockReading(monotonic: 7_000_000_000, realtime: 1_767_225_600_000_000)
+    let key = TaskKey(kind: "processing", identifier: "t")
+
+    func definition(onStartup: [TimeSpan] = [], inactive: [TimeSpan] = [], delay: UInt64 = 0, fixed: Bool = false)
+        -> TaskDefinition
+    {
+        var d = TaskDefinition(
+            key: key, budget: .seconds(60), onStartup: onStartup, handler: .command(CommandSpec(argv: ["/bin/true"])))
+        d.onUnitInactive = inactive
+        d.randomizedDelay = .seconds(delay)
+        d.fixedRandomDelay = fixed
+        return d
+    }
+
+    @Test("OnUnitInactiveSec counts from the end of the last run, and needs a first trigger")
+    func unitInactive() throws {
+        var s = Scheduler(
+            definitions: [definition(inactive: [.seconds(30)])], startedAt: start, random: SeededRandom(seed: 5))
+        #expect(s.nextDeadline == nil)
+        let run = try #require(try s.wake(target: "t", at: start).runs.first?.run)
+        _ = s.handlerEnded(runID: run.id, termination: .exited(0), at: start.advanced(by: 12_000_000))
+        #expect(s.nextDeadline == start.monotonic + 42_000_000)
+        let fired = s.advance(to: start.advanced(by: 42_000_000))
+        guard case .start(let second) = fired.first else { return #expect(Bool(false)) }
+        #expect(second.trigger == .timer)
+    }
+
+    @Test("RandomizedDelaySec adds a delay below it, drawn again at each arming from the injected source")
+    func randomized() throws {
+        var s = Scheduler(
+            definitions: [definition(onStartup: [.seconds(10)], inactive: [.seconds(100)], delay: 20)],
+            startedAt: start,
+            random: SeededRandom(seed: 9))
+        let first = try #require(s.nextDeadline) - (start.monotonic + 10_000_000)
+        #expect(first < 20_000_000)
+        let fired = s.advance(to: start.advanced(by: 10_000_000 + first))
+        guard case .start(let run) = fired.first else { return #expect(Bool(false), "\(fired.trace)") }
+        let end = start.advanced(by: 11_000_000 + first)
+        _ = s.handlerEnded(runID: run.id, termination: .exited(0), at: end)
+        let second = try #require(s.nextDeadline) - (end.monotonic + 100_000_000)
+        #expect(second < 20_000_000 && second != first)
+        // The same seed gives the same delays.
+        let again = Scheduler(
+            definitions: [definition(onStartup: [.seconds(10)], delay: 20)], startedAt: start,
+            random: SeededRandom(seed: 9))
+        #expect(try #require(again.nextDeadline) - (start.monotonic + 10_000_000) == first)
+    }
+
+    @Test("FixedRandomDelay gives the same delay whatever the random source, per machine and task")
+    func fixed() {
+        func delay(seed: UInt64, machine: String) -> UInt64? {
+            Scheduler(
+                definitions: [definition(onStartup: [.seconds(10)], delay: 3600, fixed: true)], startedAt: start,
+                random: SeededRandom(seed: seed), machineID: machine
+            ).nextDeadline.map { $0 - start.monotonic - 10_000_000 }
+        }
+        let a = delay(seed: 1, machine: "m1")
+        #expect(a != nil && a! < 3_600_000_000)
+        #expect(delay(seed: 2, machine: "m1") == a)
+        #expect(delay(seed: 1, machine: "m2") != a)
+    }
+}

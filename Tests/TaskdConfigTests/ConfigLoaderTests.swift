@@ -25,6 +25,9 @@ struct ConfigLoaderTests {
             OnUnitActiveSec=1h
             OnCalendar=Mon..Fri 9:00
             OnCalendar=*:0/15
+            OnUnitInactiveSec=2h
+            RandomizedDelaySec=30s
+            FixedRandomDelay=yes
 
             [Exec]
             ExecStart=/usr/local/bin/refresh "--city" 'New York' a\\tb \\
@@ -45,6 +48,8 @@ struct ConfigLoaderTests {
         #expect(task.onStartup == [.seconds(10)])
         #expect(task.onUnitActive == [.seconds(900), .seconds(3600)])
         #expect(task.onCalendar.map(\.description) == ["Mon..Fri *-*-* 09:00:00", "*-*-* *:00/15:00"])
+        #expect(task.onUnitInactive == [.seconds(7200)])
+        #expect(task.randomizedDelay == .seconds(30) && task.fixedRandomDelay)
         guard case .command(let spec) = task.handler else { return #expect(Bool(false)) }
         #expect(spec.argv == ["/usr/local/bin/refresh", "--city", "New York", "a\tb", "--verbose"])
         #expect(spec.environment == ["CITY=Paris", "GREETING=hello world", "LEVEL=3"])
@@ -105,6 +110,11 @@ struct ConfigLoaderTests {
         ("[Timer]\nOnUnitActiveSec=-5s\n[Exec]\nExecStart=/bin/true", 2, "OnUnitActiveSec", "negative"),
         ("[Timer]\nOnCalendar=*-*-* 25:00\n[Exec]\nExecStart=/bin/true", 2, "OnCalendar", "hour 25 is out of range"),
         ("[Timer]\nOnCalendar=Mon..Fri 9\n[Exec]\nExecStart=/bin/true", 2, "OnCalendar", "invalid calendar expression"),
+        ("[Timer]\nFixedRandomDelay=maybe\n[Exec]\nExecStart=/bin/true", 2, "FixedRandomDelay", "not a boolean"),
+        (
+            "[Timer]\nRandomizedDelaySec=infinity\n[Exec]\nExecStart=/bin/true", 2, "RandomizedDelaySec",
+            "must be finite"
+        ),
         ("[Exec]\nExecStart=/bin/echo 'unterminated", 2, "ExecStart", "unterminated ' quote"),
         ("[Exec]\nExecStart=bin/refresh", 2, "ExecStart", "absolute path or a bare program name"),
         ("[Exec]\nExecStart=-/bin/true", 2, "ExecStart", "'-' prefix is not supported"),
