@@ -15,13 +15,14 @@ public struct Scheduler: Sendable {
 
     public init(
         definitions: [TaskDefinition], startedAt: ClockReading,
-        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = ""
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = "",
+        persistedTriggers: [TaskKey: UInt64] = [:]
     ) {
         self.random = random
         self.startedAt = startedAt
         self.machineID = machineID
         for d in definitions {
-            tasks[d.key] = TaskState(definition: d, daemonStart: startedAt)
+            tasks[d.key] = TaskState(definition: d, daemonStart: startedAt, persistedTrigger: persistedTriggers[d.key])
             drawRandomDelay(d.key)
         }
     }
@@ -110,11 +111,14 @@ public struct Scheduler: Sendable {
             // Every timer due now makes one trigger: `startup` if an OnStartupSec= is among them.
             let isStartup = state.pendingStartup.first.map { $0 <= now.monotonic } ?? false
             if isStartup { tasks[key]!.pendingStartup.removeAll { $0 <= now.monotonic } }
+            let isCatchUp = state.catchUpPending && (state.calendarDueMonotonic.map { $0 <= now.monotonic } ?? false)
+            tasks[key]!.catchUpPending = false
             if let calendar = state.calendarDueMonotonic, calendar <= now.monotonic {
                 tasks[key]!.rearmCalendar(after: max(now.realtime, state.calendarDueRealtime ?? 0), now: now)
             }
             tasks[key]!.lastActivation = now.monotonic
-            _ = trigger(key, isStartup ? .startup : .timer, wakeID: nil, payload: nil, at: now, actions: &actions)
+            let kind: Trigger = isStartup ? .startup : (isCatchUp ? .catchup : .timer)
+            _ = trigger(key, kind, wakeID: nil, payload: nil, at: now, actions: &actions)
             drawRandomDelay(key)
         }
         return actions
@@ -172,6 +176,7 @@ public struct Scheduler: Sendable {
     ) -> WakeResult? {
         guard let state = tasks[key], !isStopping else { return nil }
         tasks[key]!.lastTrigger = now
+        if state.definition.persistent { actions.append(.persistTrigger(key, now.realtime)) }
         if let current = state.currentRunID, let run = runs[current] {
             actions.append(.report(.coalesced(run, trigger)))
             return WakeResult(run: run, coalesced: true)

@@ -8,4 +8,6 @@ public enum SchedulerAction: Hashable, Sendable {
     case kill(Run)
     /// Report an event (to the journal and to clients watching the run).
     case report(SchedulerEvent)
+    /// Keep the task's last trigger time (CLOCK_REALTIME µs) on disk: it has `Persistent=yes`.
+    case persistTrigger(TaskKey, UInt64)
 }

@@ -17,6 +17,9 @@ public struct TaskDefinition: Hashable, Sendable {
     public var randomizedDelay: TimeSpan = .zero
     /// `FixedRandomDelay=`: the delay is the same every time, derived from the machine and the task.
     public var fixedRandomDelay = false
+    /// `Persistent=`: the last trigger is kept across restarts, and a calendar elapse missed while
+    /// the daemon was down fires once at start (trigger `catchup`), after the random delay.
+    public var persistent = false
     public var handler: HandlerSpec
     /// Where the definition came from (a file path, or "swift" for code), for messages.
     public var source: String

@@ -11,16 +11,24 @@ public struct TaskState: Hashable, Sendable {
     public var lastDeactivation: UInt64?
     /// The `RandomizedDelaySec=` delay added to the current arming, in microseconds.
     public var randomDelay: UInt64 = 0
+    /// True while the pending calendar elapse is one missed during downtime (`Persistent=`).
+    public var catchUpPending = false
     public var lastTrigger: ClockReading?
     /// The next `OnCalendar=` elapse: its CLOCK_REALTIME time, and the monotonic instant it maps to
     /// by the clock reading it was computed at (recomputed after each firing).
     public var calendarDueRealtime: UInt64?
     public var calendarDueMonotonic: UInt64?
 
-    init(definition: TaskDefinition, daemonStart: ClockReading) {
+    init(definition: TaskDefinition, daemonStart: ClockReading, persistedTrigger: UInt64? = nil) {
         self.definition = definition
         self.pendingStartup = definition.onStartup.map { daemonStart.monotonic &+ $0.microseconds }.sorted()
-        rearmCalendar(after: daemonStart.realtime, now: daemonStart)
+        if definition.persistent, let last = persistedTrigger, last < daemonStart.realtime {
+            lastTrigger = ClockReading(monotonic: 0, realtime: last)
+            rearmCalendar(after: last, now: daemonStart)
+            catchUpPending = (calendarDueRealtime ?? .max) <= daemonStart.realtime
+        } else {
+            rearmCalendar(after: daemonStart.realtime, now: daemonStart)
+        }
     }
 
     /// Computes the next calendar elapse strictly after `realtime`, mapped to monotonic time by `now`.

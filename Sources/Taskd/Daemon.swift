@@ -23,12 +23,16 @@ actor Daemon {
     private var timerDeadline: UInt64?
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private var lastStatus = ""
+    private let triggerStore: TriggerStore
 
     init(
         definitions: [TaskDefinition], handlers: [TaskKey: TaskHandler], journal: EventJournal,
-        notifier: ServiceNotifier, stateDirectory: String
+        notifier: ServiceNotifier, stateDirectory: String, persistedTriggers: [TaskKey: UInt64] = [:]
     ) {
-        scheduler = Scheduler(definitions: definitions, startedAt: SystemClock.now(), machineID: Self.machineID())
+        scheduler = Scheduler(
+            definitions: definitions, startedAt: SystemClock.now(), machineID: Self.machineID(),
+            persistedTriggers: persistedTriggers)
+        triggerStore = TriggerStore(stateDirectory: stateDirectory)
         self.handlers = handlers
         self.journal = journal
         self.notifier = notifier
@@ -163,6 +167,11 @@ actor Daemon {
                     task.cancel()
                     active[run.id] = nil
                 case nil: break
+                }
+            case .persistTrigger(let key, let realtime):
+                let journal = self.journal
+                triggerStore.save(key, realtime) { message in
+                    journal.daemon(.configError, 3, "cannot keep the last trigger of \(key): \(message)")
                 }
             case .report(let event):
                 journal.report(event)

@@ -127,9 +127,12 @@ public struct TaskDaemon: Sendable {
         for d in config.tasks where d.handler == .swift && handlers[d.key] == nil {
             handlers[d.key] = registrations.first { $0.definition.key.identifier == d.key.identifier }?.handler
         }
+        let persistent = config.tasks.filter(\.persistent).map(\.key)
+        let (persisted, problems) = await TriggerStore(stateDirectory: stateDirectory).load(persistent)
+        for problem in problems { journal.daemon(.configError, 4, problem) }
         let daemon = Daemon(
             definitions: config.tasks, handlers: handlers, journal: journal, notifier: notifier,
-            stateDirectory: stateDirectory)
+            stateDirectory: stateDirectory, persistedTriggers: persisted)
         let service = ControlService(daemon: daemon, journal: journal)
 
         let clockWatcher = ClockChangeWatcher { Task { await daemon.clockChanged() } }

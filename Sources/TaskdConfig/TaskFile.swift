@@ -14,6 +14,7 @@ public struct TaskFile: Hashable, Sendable {
     public var onUnitInactive: [TimeSpan]?
     public var randomizedDelay: TimeSpan?
     public var fixedRandomDelay: Bool?
+    public var persistent: Bool?
     public var execStart: [String]?
     public var execStartLocation: SourceLocation?
     public var environment: [String] = []
@@ -49,6 +50,7 @@ public struct TaskFile: Hashable, Sendable {
         definition.onUnitInactive = onUnitInactive ?? base?.onUnitInactive ?? []
         definition.randomizedDelay = randomizedDelay ?? base?.randomizedDelay ?? .zero
         definition.fixedRandomDelay = fixedRandomDelay ?? base?.fixedRandomDelay ?? false
+        definition.persistent = persistent ?? base?.persistent ?? false
         return definition
     }
 }

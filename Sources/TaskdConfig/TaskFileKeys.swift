@@ -35,6 +35,7 @@ enum TaskFileKeys {
                 f.randomizedDelay = span
             },
             "FixedRandomDelay": { f, e throws(ConfigDiagnostic) in f.fixedRandomDelay = try boolean(e) },
+            "Persistent": { f, e throws(ConfigDiagnostic) in f.persistent = try boolean(e) },
             "OnCalendar": { f, e throws(ConfigDiagnostic) in
                 if e.value.isEmpty {
                     f.onCalendar = []

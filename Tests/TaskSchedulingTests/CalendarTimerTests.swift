@@ -199,3 +199,69 @@ struct TimerKeyTests {
         #expect(delay(seed: 1, machine: "m2") != a)
     }
 }
+
+@Suite("Persistent=: catch-up of elapses missed while the daemon was down (manual clock)")
+struct PersistentTests {
+    /// 2026-01-02 10:00:00 UTC.
+    let start = ClockReading(monotonic: 9_000_000_000, realtime: 1_767_348_000_000_000)
+    let hour: UInt64 = 3_600_000_000
+    let key = TaskKey(kind: "processing", identifier: "p")
+
+    func definition(persistent: Bool = true, delay: UInt64 = 0, name: String = "p") throws -> TaskDefinition {
+        var d = TaskDefinition(
+            key: TaskKey(kind: "processing", identifier: name), budget: .seconds(60),
+            onCalendar: [try CalendarSpec(parsing: "*-*-* 06:00:00 UTC")],
+            handler: .command(CommandSpec(argv: ["/bin/true"])))
+        d.persistent = persistent
+        d.randomizedDelay = .seconds(delay)
+        return d
+    }
+
+    @Test("an elapse missed since the stored trigger fires once at start, as catchup, and is stored")
+    func catchUp() throws {
+        let yesterday6 = start.realtime - 28 * hour  // 2026-01-01 06:00
+        var s = Scheduler(
+            definitions: [try definition()], startedAt: start, random: SeededRandom(seed: 1),
+            persistedTriggers: [key: yesterday6])
+        #expect(s.nextDeadline == start.monotonic)
+        let actions = s.advance(to: start)
+        #expect(actions.trace == ["persist", "start", "started"])
+        guard case .start(let run) = actions[1] else { return #expect(Bool(false)) }
+        #expect(run.trigger == .catchup)
+        #expect(actions.first == .persistTrigger(key, start.realtime))
+        #expect(s.tasks[key]?.calendarDueRealtime == start.realtime + 20 * hour)  // 2026-01-03 06:00
+        #expect(s.advance(to: start.advanced(by: 1_000_000)).isEmpty)  // once, not once per missed day
+    }
+
+    @Test("nothing missed since the stored trigger: the next elapse as usual")
+    func nothingMissed() throws {
+        let today6 = start.realtime - 4 * hour
+        let s = Scheduler(
+            definitions: [try definition()], startedAt: start, random: SeededRandom(seed: 1),
+            persistedTriggers: [key: today6])
+        #expect(s.nextDeadline == start.monotonic + 20 * hour)
+    }
+
+    @Test("without Persistent= a stored trigger is ignored")
+    func notPersistent() throws {
+        let s = Scheduler(
+            definitions: [try definition(persistent: false)], startedAt: start, random: SeededRandom(seed: 1),
+            persistedTriggers: [key: start.realtime - 48 * hour])
+        #expect(s.nextDeadline == start.monotonic + 20 * hour)
+    }
+
+    @Test("catch-ups are spread over RandomizedDelaySec= instead of all firing at once")
+    func spread() throws {
+        let old = start.realtime - 72 * hour
+        let names = ["a", "b", "c", "d"]
+        let s = Scheduler(
+            definitions: try names.map { try definition(delay: 600, name: $0) }, startedAt: start,
+            random: SeededRandom(seed: 7),
+            persistedTriggers: Dictionary(
+                uniqueKeysWithValues: names.map { (TaskKey(kind: "processing", identifier: $0), old) }))
+        let due = s.tasks.values.compactMap(\.nextElapse)
+        #expect(due.count == 4)
+        #expect(Set(due).count == 4)
+        #expect(due.allSatisfy { $0 >= start.monotonic && $0 < start.monotonic + 600_000_000 })
+    }
+}

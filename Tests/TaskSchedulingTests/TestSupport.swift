@@ -52,6 +52,7 @@ extension [SchedulerAction] {
             case .report(.killing): return "killing"
             case .report(.ended(let run)): return "ended:\(run.outcome!.rawValue)"
             case .report(.coalesced): return "coalesced"
+            case .persistTrigger: return "persist"
             }
         }
     }

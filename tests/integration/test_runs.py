@@ -201,3 +201,34 @@ def test_on_calendar_fires_on_the_wall_clock(daemon_factory):
     assert 1_900_000 <= starts[1] - starts[0] <= 2_100_000
     status = json.loads(d.taskctl("status", "cal", "--json").stdout)
     assert status["nextElapseUSec"] % 2_000_000 == 0
+
+
+def test_persistent_catches_up_a_missed_elapse_once_and_keeps_the_trigger(daemon_factory):
+    d = daemon_factory({"nightly.task": task("/bin/true", kind="processing",
+                                             extra="[Timer]\nOnCalendar=*-*-* 03:00:00 UTC\nPersistent=yes")})
+    stamp = d.state / "timers" / "processing:nightly"
+    stamp.parent.mkdir(parents=True)
+    two_days_ago = int(time.time() * 1_000_000) - 2 * 86_400_000_000
+    stamp.write_text(f"{two_days_ago}\n")
+    d.start()
+    runs = wait_for(lambda: [e for e in journal(TASK="nightly", _PID=str(d.proc.pid)) if e.get("MESSAGE_ID") == STARTED],
+                    what="the catch-up run")
+    assert [e["TASK_TRIGGER"] for e in runs] == ["catchup"]
+    stored = wait_for(lambda: int(stamp.read_text()) if int(stamp.read_text()) != two_days_ago else None,
+                      what="the new trigger on disk")
+    assert abs(stored - int(runs[0]["__REALTIME_TIMESTAMP"])) < 1_000_000
+    time.sleep(0.5)
+    assert len([e for e in journal(TASK="nightly", _PID=str(d.proc.pid)) if e.get("MESSAGE_ID") == STARTED]) == 1
+
+
+def test_a_damaged_trigger_file_is_reported_and_ignored(daemon_factory):
+    d = daemon_factory({"nightly.task": task("/bin/true", kind="processing",
+                                             extra="[Timer]\nOnCalendar=*-*-* 03:00:00 UTC\nPersistent=yes")})
+    stamp = d.state / "timers" / "processing:nightly"
+    stamp.parent.mkdir(parents=True)
+    stamp.write_text("garbage\n")
+    d.start()
+    assert d.taskctl("status", "nightly").returncode == 0
+    problems = wait_for(lambda: [e for e in journal(_PID=str(d.proc.pid)) if "not a timestamp" in e.get("MESSAGE", "")],
+                        what="the report")
+    assert str(stamp) in problems[0]["MESSAGE"]
