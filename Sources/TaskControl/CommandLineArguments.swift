@@ -12,8 +12,11 @@ struct CommandLineArguments {
 
     init(_ arguments: [String]) throws(UsageError) {
         var it = arguments.makeIterator()
+        var optionsEnded = false
         while let arg = it.next() {
-            if arg.hasPrefix("-") && arg.count > 1 {
+            if arg == "--" && !optionsEnded {
+                optionsEnded = true  // everything after `--` is positional
+            } else if !optionsEnded && arg.hasPrefix("-") && arg.count > 1 {
                 var name = arg
                 var inline: String?
                 if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {

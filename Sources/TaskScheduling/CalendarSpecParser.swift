@@ -293,9 +293,16 @@ enum CalendarSpecParser {
 
     static func normalizeChain(_ chain: [CalendarComponent]?) -> [CalendarComponent]? {
         guard var chain else { return nil }
-        for i in chain.indices where chain[i].repeat > 0 && chain[i].stop > chain[i].start {
+        for i in chain.indices {
             let c = chain[i]
-            chain[i].stop = c.start + c.repeat * ((c.stop - c.start) / c.repeat)
+            // The range's length becomes a multiple of the repetition.
+            if c.stop > c.start && c.repeat > 0 { chain[i].stop = c.stop - (c.stop - c.start) % c.repeat }
+            // A repetition that cannot fire even once, or a range of one value, is a plain value.
+            let n = chain[i]
+            if (n.stop > n.start && n.start + n.repeat > n.stop) || n.start == n.stop {
+                chain[i].repeat = 0
+                chain[i].stop = -1
+            }
         }
         var unique: [CalendarComponent] = []
         for c in chain.sorted() where unique.last != c { unique.append(c) }
@@ -313,6 +320,12 @@ enum CalendarSpecParser {
                 if c.stop >= 0 && (c.stop < from || c.stop > top) {
                     return "\(name) \(c.stop) is out of range \(from)..\(top)"
                 }
+                // At least one repetition must fit (counted back from the month's end with `~`).
+                let fits =
+                    c.stop >= 0
+                    ? c.start + c.repeat <= c.stop
+                    : (endOfMonth ? c.start - c.repeat >= from : c.start + c.repeat <= top)
+                if !fits { return "\(name) repetition /\(c.repeat) never fires after \(c.start)" }
             }
             return nil
         }

@@ -108,3 +108,29 @@ struct CalendarSpecTests {
         }
     }
 }
+
+@Suite("Calendar regressions, each named after the bug it caught")
+struct CalendarRegressionTests {
+    @Test(
+        "repetitionThatCannotFireOnce: found by the differential corpus ('10/11-21,9 1..6:*:40/45' was accepted)",
+        arguments: ["*:*:59/1", "*-12/1-01", "2199/1-01-01", "*:*:40/20", "*:*:40.5/19.5", "10/11-21,9 1..6:*:40/45"])
+    func rejectsRepetitionThatCannotFire(expression: String) {
+        #expect(throws: CalendarError.self) { try CalendarSpec(parsing: expression) }
+    }
+
+    @Test(
+        "repetitionLongerThanItsRange: it normalizes to a plain value, as systemd prints it",
+        arguments: [
+            ("*:30..40/20", "*-*-* *:30:00"), ("*:30..59/20", "*-*-* *:30..50/20:00"), ("5..5:00", "*-*-* 05:00:00"),
+        ])
+    func normalizesShortRanges(expression: String, normalized: String) throws {
+        #expect(try CalendarSpec(parsing: expression).description == normalized)
+    }
+
+    @Test(
+        "repetitionThatFits: the boundary cases systemd accepts",
+        arguments: ["*:*:58/1", "*-11/1-01", "*-*-30/1", "*-*~28/1", "*-*~03/2"])
+    func acceptsBoundaries(expression: String) {
+        #expect(throws: Never.self) { try CalendarSpec(parsing: expression) }
+    }
+}

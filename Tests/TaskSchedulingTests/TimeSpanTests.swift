@@ -60,6 +60,52 @@ struct TimeSpanTests {
         }
     }
 
+    @Test("a generated corpus of 300 spans (seeded) parses and prints as systemd-analyze timespan does")
+    func generatedCorpus() throws {
+        guard
+            let analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first(
+                where: FileManager.default.isExecutableFile)
+        else {
+            Issue.record("systemd-analyze is not installed; the oracle cannot run")
+            return
+        }
+        var rng = SeededRandom(seed: 2026_11_21)
+        let units = [
+            "us", "usec", "ms", "msec", "s", "sec", "seconds", "m", "min", "minutes", "h", "hr", "hours", "d", "days",
+            "w", "weeks", "M", "months", "y", "years", "",
+        ]
+        var inputs: [String] = []
+        for _ in 0..<300 {
+            let parts = (0..<Int(rng.next() % 3 + 1)).map { _ -> String in
+                let number = rng.next() % 4 == 0 ? "\(rng.next() % 100).\(rng.next() % 1000)" : "\(rng.next() % 1000)"
+                let unit = units[Int(rng.next() % UInt64(units.count))]
+                return number + (rng.next() % 3 == 0 ? " " : "") + unit
+            }
+            inputs.append(parts.joined(separator: " "))
+        }
+        // One systemd-analyze call for all of them: it prints one block per input, in order.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: analyze)
+        p.arguments = ["timespan", "--"] + inputs
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = Pipe()
+        try p.run()
+        let out = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        let usecs = out.split(separator: "\n").filter { $0.contains("μs: ") }.map {
+            UInt64($0.split(separator: " ").last!)!
+        }
+        let humans = out.split(separator: "\n").filter { $0.contains("Human: ") }.map {
+            String($0.split(separator: ": ", maxSplits: 1)[1])
+        }
+        let accepted = inputs.compactMap { try? TimeSpan(parsing: $0) }
+        #expect(accepted.count == inputs.count, "taskd rejected inputs systemd may accept")
+        #expect(usecs == accepted.map(\.microseconds))
+        #expect(humans == accepted.map(\.description))
+        #expect(usecs.count == 300)
+    }
+
     @Test("format with a coarser accuracy drops what is below it, as systemd's format_timespan()")
     func accuracy() {
         #expect(TimeSpan(microseconds: 61_500_000).format(accuracy: 1_000_000) == "1min 1s")

@@ -1,0 +1,106 @@
+"""Differential test: taskd's calendar engine against systemd-analyze calendar on a generated corpus
+(hand-picked plus seeded random expressions, valid and not), in UTC and two DST zones."""
+import calendar
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import TASKCTL
+
+pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+
+DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun", "monday", "FRIDAY", "Sunday", "wed"]
+HAND_PICKED = [
+    "minutely", "hourly", "daily", "weekly", "monthly", "yearly", "quarterly", "semiannually", "*:0/15", "9..17:0/15",
+    "Mon..Fri 9:00", "*-*~01", "*-02~03/1", "*-02-29 12:00", "*-02-30", "2199-12-31 23:59:59", "*-*-* *:*:30.5",
+    "*:*:0/7.5", "*-*-* 02:30:00", "*-10-25 02:30", "*-11-01 01:30", "Sun *-*-* 03:00", "@1767225600", "Mon,", "12-25",
+]
+
+
+def component(rng, low, high, allow_star=True):
+    choice = rng.random()
+    a = rng.randint(low, high)
+    b = rng.randint(low, high)
+    if allow_star and choice < 0.3:
+        return "*"
+    if choice < 0.5:
+        return str(a)
+    if choice < 0.65:
+        return f"{min(a, b)}..{max(a, b)}"
+    if choice < 0.8:
+        return f"{a}/{rng.randint(1, max(1, high - low))}"
+    if choice < 0.9:
+        return ",".join(str(rng.randint(low, high)) for _ in range(rng.randint(2, 4)))
+    return f"{min(a, b)}..{max(a, b)}/{rng.randint(1, 5)}"
+
+
+def random_expression(rng):
+    parts = []
+    if rng.random() < 0.3:
+        days = rng.sample(DAYS, rng.randint(1, 3))
+        parts.append(rng.choice([",".join(days), f"{days[0]}..{rng.choice(DAYS)}"]))
+    if rng.random() < 0.7:
+        year = component(rng, 2024, 2032)
+        month = component(rng, 1, 12)
+        day = component(rng, 1, 28 if rng.random() < 0.3 else 31)
+        separator = "~" if rng.random() < 0.15 else "-"
+        parts.append(f"{year}-{month}{separator}{day}" if rng.random() < 0.7 else f"{month}{separator}{day}")
+    if rng.random() < 0.9 or not parts:
+        second = component(rng, 0, 59)
+        if rng.random() < 0.1 and second.isdigit():
+            second += "." + str(rng.randint(1, 999999))
+        time = f"{component(rng, 0, 23)}:{component(rng, 0, 59)}"
+        parts.append(time + (f":{second}" if rng.random() < 0.7 else ""))
+    if rng.random() < 0.1:
+        parts.append("UTC")
+    return " ".join(parts)
+
+
+def corpus():
+    rng = random.Random(20261121)
+    generated = [random_expression(rng) for _ in range(300)]
+    return HAND_PICKED + generated
+
+
+def systemd(expression, zone, base):
+    r = subprocess.run(["systemd-analyze", "calendar", "--iterations=3", f"--base-time=@{base}", "--", expression],
+                       capture_output=True, text=True, env=dict(os.environ, TZ=zone, SYSTEMD_COLORS="0"))
+    if r.returncode != 0:
+        return None
+    normalized = re.search(r"Normalized form: (.*)", r.stdout).group(1)
+    lines = r.stdout.splitlines()
+    utc_lines = [l for l in lines if "(in UTC):" in l] if zone != "UTC" else \
+        [l for l in lines if "Next elapse:" in l or "Iter. #" in l]
+    times = []
+    for line in utc_lines:
+        if "never" in line:
+            continue
+        stamp = re.search(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC", line).group(1)
+        times.append(calendar.timegm(tuple(int(x) for x in re.split(r"[- :]", stamp)) + (0, 0, 0)))
+    return normalized, times
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "America/New_York"])
+def test_taskd_agrees_with_systemd_on_a_generated_corpus(zone):
+    expressions = corpus()
+    base = 1_774_744_200  # 2026-03-29 00:30 UTC: the EU switch to summer time is 30 minutes away
+    r = subprocess.run([str(TASKCTL), "calendar", "--json", "--iterations", "3", "--base-time", f"@{base}", "--",
+                        *expressions], capture_output=True, text=True, env=dict(os.environ, TZ=zone))
+    ours = json.loads(r.stdout)
+    assert len(ours) == len(expressions)
+    accepted = 0
+    for expression, mine in zip(expressions, ours):
+        theirs = systemd(expression, zone, base)
+        if theirs is None:
+            assert "error" in mine, f"systemd rejects {expression!r}, taskd accepts it as {mine}"
+            continue
+        assert "error" not in mine, f"systemd accepts {expression!r}, taskd rejects it: {mine['error']}"
+        accepted += 1
+        assert mine["normalized"] == theirs[0], expression
+        assert [t // 1_000_000 for t in mine["nextElapseUSec"]] == theirs[1], expression
+    assert accepted >= 150, f"only {accepted} expressions were valid; the corpus needs more valid ones"
