@@ -19,7 +19,7 @@ let package = Package(
         .target(name: "TaskdIO", dependencies: ["CTaskdShim"]),
 
         // Pure core: model, time spans, target matching, the scheduler state machine.
-        .target(name: "TaskScheduling"),
+        .target(name: "TaskScheduling", dependencies: ["CTaskdShim"]),
         // Unit-file syntax → task definitions, with file:line diagnostics.
         .target(name: "TaskdConfig", dependencies: ["TaskScheduling"]),
         // JSON, Varlink framing, the IDL and a blocking client (no libsystemd: taskctl links it).

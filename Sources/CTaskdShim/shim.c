@@ -70,3 +70,11 @@ int taskd_clock_change_fd(void) {
     }
     return fd;
 }
+
+#include <time.h>
+
+const char *taskd_tzname(int dst) {
+    tzset();
+    const char *name = tzname[dst ? 1 : 0];
+    return name ? name : "";
+}

@@ -1,3 +1,5 @@
+import CTaskdShim
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -5,7 +7,8 @@
 extension CalendarSpec {
     /// Parses `expression` (systemd.time(7)); a trailing word is a time zone if /usr/share/zoneinfo has it.
     public init(parsing expression: String) throws(CalendarError) {
-        self = try CalendarSpecParser.parse(expression, isTimeZone: TimeZoneContext.isValid)
+        let names = TimeZoneContext.with(nil) { [String(cString: taskd_tzname(0)), String(cString: taskd_tzname(1))] }
+        self = try CalendarSpecParser.parse(expression, isTimeZone: TimeZoneContext.isValid, localZoneNames: names)
     }
 
     /// The first elapse strictly after `realtime` (CLOCK_REALTIME µs), or nil if it never elapses again.
@@ -114,7 +117,7 @@ extension CalendarSpec {
         }
         for _ in 0..<1000 {
             _ = normalize(&c)
-            c.tm_isdst = -1
+            c.tm_isdst = dstFlag ?? -1
 
             var v = Int(c.tm_year) + 1900
             let ry = match(year, isDay: false, c, &v)

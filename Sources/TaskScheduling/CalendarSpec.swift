@@ -16,6 +16,17 @@ public struct CalendarSpec: Hashable, Sendable, CustomStringConvertible {
     public var utc = false
     /// An IANA time zone name, when the expression ends with one.
     public var timeZone: String?
+    /// The local zone's standard (0) or daylight-saving (1) abbreviation the expression ended with
+    /// (`12:00 CET`), and that abbreviation: local times are then read with `tm_isdst` forced to it.
+    public var dst: (flag: Int32, name: String)? {
+        get { dstFlag.map { ($0, dstName) } }
+        set {
+            dstFlag = newValue?.flag
+            dstName = newValue?.name ?? ""
+        }
+    }
+    var dstFlag: Int32?
+    var dstName = ""
 
     static let usecPerSecond = 1_000_000
     static let minYear = 1970
@@ -29,7 +40,13 @@ public struct CalendarSpec: Hashable, Sendable, CustomStringConvertible {
         out += Self.format(year, width: 4) + "-" + Self.format(month, width: 2) + (endOfMonth ? "~" : "-")
         out += Self.format(day, width: 2) + " " + Self.format(hour, width: 2) + ":" + Self.format(minute, width: 2)
         out += ":" + Self.format(second, width: 2, usec: true)
-        if utc { out += " UTC" } else if let timeZone { out += " " + timeZone }
+        if utc {
+            out += " UTC"
+        } else if let timeZone {
+            out += " " + timeZone
+        } else if dstFlag != nil, !dstName.isEmpty {
+            out += " " + dstName
+        }
         return out
     }
 

@@ -21,13 +21,23 @@ enum CalendarSpecParser {
 
     struct Failure: Error { var reason: String }
 
-    static func parse(_ expression: String, isTimeZone: (String) -> Bool) throws(CalendarError) -> CalendarSpec {
+    static func parse(
+        _ expression: String, isTimeZone: (String) -> Bool, localZoneNames: [String] = ["", ""]
+    ) throws(CalendarError) -> CalendarSpec {
         var spec = CalendarSpec()
         var text = Substring(expression).drop { $0 == " " }
         while text.last == " " { text = text.dropLast() }
         if text.count > 4, text.suffix(4).lowercased() == " utc" {
             spec.utc = true
             text = text.dropLast(4)
+        } else if let j = (0..<2).first(where: { j in
+            let name = localZoneNames[j]
+            return !name.isEmpty && text.count > name.count
+                && text.suffix(name.count + 1).lowercased() == " " + name.lowercased()
+        }) {
+            // The local zone's own abbreviation wins over a zone file of the same name (systemd's order).
+            spec.dst = (Int32(j), localZoneNames[j])
+            text = text.dropLast(localZoneNames[j].count + 1)
         } else if let space = text.lastIndex(of: " "), isTimeZone(String(text[text.index(after: space)...])) {
             spec.timeZone = String(text[text.index(after: space)...])
             text = text[..<space]

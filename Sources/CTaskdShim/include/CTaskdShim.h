@@ -33,3 +33,6 @@ int taskd_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int 
 int taskd_clock_change_fd(void);
 /// Arms such a timerfd again after it reported a change.
 int taskd_clock_change_rearm(int fd);
+
+/// tzname[0] (standard) or tzname[1] (daylight saving) after tzset(); never NULL.
+const char *taskd_tzname(int dst);
