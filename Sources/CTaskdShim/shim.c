@@ -78,3 +78,31 @@ const char *taskd_tzname(int dst) {
     const char *name = tzname[dst ? 1 : 0];
     return name ? name : "";
 }
+
+#include <string.h>
+#include <sys/inotify.h>
+
+int taskd_inotify_directory(const char *directory) {
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd < 0) return -1;
+    if (inotify_add_watch(fd, directory, IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_ATTRIB) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int taskd_inotify_saw(int fd, const char *name) {
+    char buffer[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    int saw = 0;
+    for (;;) {
+        ssize_t n = read(fd, buffer, sizeof buffer);
+        if (n <= 0) break;
+        for (char *p = buffer; p < buffer + n;) {
+            struct inotify_event *event = (struct inotify_event *)p;
+            if (event->len > 0 && strcmp(event->name, name) == 0) saw = 1;
+            p += sizeof(struct inotify_event) + event->len;
+        }
+    }
+    return saw;
+}

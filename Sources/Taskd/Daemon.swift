@@ -128,13 +128,14 @@ actor Daemon {
         perform(scheduler.handlerEnded(runID: runID, termination: termination, at: SystemClock.now()))
     }
 
-    /// The wall clock was set: re-arm calendar timers and journal it.
-    func clockChanged() {
+    /// The wall clock was set or the local time zone changed: re-arm calendar timers and journal it.
+    func clockChanged(zone: Bool = false) {
         let now = SystemClock.now()
         let tasks = scheduler.clockChanged(at: now)
+        let what = zone ? "local time zone changed" : "wall clock changed"
         journal.daemon(
             .clockChanged, 5,
-            "wall clock changed (now \(Timestamp.format(now.realtime))); re-armed calendar timers"
+            "\(what) (now \(Timestamp.format(now.realtime))); re-armed calendar timers"
                 + (tasks.isEmpty ? "" : " of " + tasks.joined(separator: ", ")))
         afterChange(rearm: true)
     }

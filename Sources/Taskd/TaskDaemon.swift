@@ -135,7 +135,9 @@ public struct TaskDaemon: Sendable {
             stateDirectory: stateDirectory, persistedTriggers: persisted)
         let service = ControlService(daemon: daemon, journal: journal)
 
-        let clockWatcher = ClockChangeWatcher { Task { await daemon.clockChanged() } }
+        let clockWatcher = ClockChangeWatcher(
+            onChange: { Task { await daemon.clockChanged() } },
+            onZoneChange: { Task { await daemon.clockChanged(zone: true) } })
         server.start()
         let acceptor = Task {
             await withDiscardingTaskGroup { group in

@@ -6,12 +6,27 @@ import TaskdIO
 #endif
 
 /// Calls back when the wall clock is set (a jump, NTP stepping it, `date -s`), through a
-/// CLOCK_REALTIME timerfd with TFD_TIMER_CANCEL_ON_SET on the event loop. No polling, no wake-ups.
+/// CLOCK_REALTIME timerfd with TFD_TIMER_CANCEL_ON_SET, and when the local time zone changes
+/// (`/etc/localtime` replaced, as `timedatectl set-timezone` does), through inotify on `/etc`.
+/// Both wait on the event loop: no polling, no wake-ups.
 public final class ClockChangeWatcher: Sendable {
     private let fd: Int32
+    private let zoneFD: Int32
 
-    /// Nil when the kernel offers no such timerfd.
-    public init?(onChange: @escaping @Sendable () -> Void) {
+    /// Nil when the kernel offers no such timerfd. `onZoneChange` is not called if `/etc` cannot be watched.
+    public init?(onChange: @escaping @Sendable () -> Void, onZoneChange: @escaping @Sendable () -> Void) {
+        zoneFD = taskd_inotify_directory("/etc")
+        if zoneFD >= 0 {
+            let zoneFD = self.zoneFD
+            if EventLoop.shared.register(
+                fd: zoneFD, events: EventLoop.readable,
+                handler: { _ in
+                    if taskd_inotify_saw(zoneFD, "localtime") == 1 { onZoneChange() }
+                }) == nil
+            {
+                close(zoneFD)
+            }
+        }
         let fd = taskd_clock_change_fd()
         guard fd >= 0 else { return nil }
         self.fd = fd

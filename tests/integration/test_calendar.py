@@ -48,3 +48,47 @@ def test_bad_base_time_and_iterations_are_usage_errors():
                           capture_output=True).returncode == 2
     assert subprocess.run([str(TASKCTL), "calendar", "daily", "--iterations", "0"], capture_output=True).returncode == 2
     assert subprocess.run([str(TASKCTL), "calendar"], capture_output=True).returncode == 2
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a mount namespace with an overlay over /etc")
+def test_a_time_zone_change_re_arms_calendar_timers_at_once(tmp_path):
+    import signal
+    import datetime
+    import zoneinfo
+    from conftest import TASKD, journal, wait_for
+
+    config = tmp_path / "config"
+    (config / "tasks.d").mkdir(parents=True)
+    (config / "tasks.d" / "midnight.task").write_text("[Timer]\nOnCalendar=*-*-* 00:00:00\n[Exec]\nExecStart=/bin/true\n")
+    for d in ["upper", "work"]:
+        (tmp_path / d).mkdir()
+    sock = tmp_path / "t.sock"
+    # Only this namespace sees the overlay: the host's /etc/localtime is never touched.
+    script = (f"mount -t overlay overlay -o lowerdir=/etc,upperdir={tmp_path}/upper,workdir={tmp_path}/work /etc"
+              f" && ln -sf /usr/share/zoneinfo/UTC /etc/localtime"
+              f" && exec env -u TZ {TASKD} --config {config} --state-dir {tmp_path}/state --socket {sock}")
+    proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(sock.exists, what="socket")
+
+        def next_elapse():
+            r = subprocess.run([str(TASKCTL), "--socket", str(sock), "status", "midnight", "--json"],
+                               capture_output=True, text=True)
+            return json.loads(r.stdout)["nextElapseUSec"] // 1_000_000
+
+        def midnight(zone):
+            now = datetime.datetime.now(zoneinfo.ZoneInfo(zone))
+            tomorrow = (now + datetime.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+            return int(tomorrow.timestamp())
+
+        assert next_elapse() == midnight("UTC")
+        subprocess.run(["nsenter", "-t", str(proc.pid), "-m", "ln", "-sf", "/usr/share/zoneinfo/Asia/Tokyo",
+                        "/etc/localtime"], check=True)
+        wait_for(lambda: next_elapse() == midnight("Asia/Tokyo"), timeout=5, what="re-armed for Tokyo midnight")
+        assert wait_for(lambda: [e for e in journal(_PID=str(proc.pid))
+                                 if e.get("MESSAGE", "").startswith("local time zone changed")], what="journal entry")
+        assert open("/etc/localtime", "rb").read(4) == b"TZif"  # the host's zone file is intact
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)

@@ -36,3 +36,9 @@ int taskd_clock_change_rearm(int fd);
 
 /// tzname[0] (standard) or tzname[1] (daylight saving) after tzset(); never NULL.
 const char *taskd_tzname(int dst);
+
+/// An inotify fd (non-blocking) watching `directory` for entries created, replaced, moved in or
+/// deleted; -1 with errno on failure.
+int taskd_inotify_directory(const char *directory);
+/// Reads every pending event of such an fd; 1 if any concerned the entry `name`, else 0.
+int taskd_inotify_saw(int fd, const char *name);
