@@ -41,13 +41,7 @@ struct TimeSpanTests {
 
     @Test("systemd-analyze timespan agrees on every row and every rejection")
     func oracle() throws {
-        guard
-            let analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first(
-                where: FileManager.default.isExecutableFile)
-        else {
-            Issue.record("systemd-analyze is not installed; the oracle cannot run")
-            return
-        }
+        guard let analyze = Self.analyze() else { return }
         for (input, usec, canonical) in Self.table
         where input != "infinity" && !input.hasPrefix("+") && !input.hasPrefix(" ") {
             let out = try run(analyze, ["timespan", "--", input])
@@ -62,13 +56,7 @@ struct TimeSpanTests {
 
     @Test("a generated corpus of 300 spans (seeded) parses and prints as systemd-analyze timespan does")
     func generatedCorpus() throws {
-        guard
-            let analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first(
-                where: FileManager.default.isExecutableFile)
-        else {
-            Issue.record("systemd-analyze is not installed; the oracle cannot run")
-            return
-        }
+        guard let analyze = Self.analyze() else { return }
         var rng = SeededRandom(seed: 2026_11_21)
         let units = [
             "us", "usec", "ms", "msec", "s", "sec", "seconds", "m", "min", "minutes", "h", "hr", "hours", "d", "days",
@@ -84,15 +72,7 @@ struct TimeSpanTests {
             inputs.append(parts.joined(separator: " "))
         }
         // One systemd-analyze call for all of them: it prints one block per input, in order.
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: analyze)
-        p.arguments = ["timespan", "--"] + inputs
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = Pipe()
-        try p.run()
-        let out = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
+        let out = try run(analyze, ["timespan", "--"] + inputs)
         let usecs = out.split(separator: "\n").filter { $0.contains("μs: ") }.map {
             UInt64($0.split(separator: " ").last!)!
         }
@@ -111,6 +91,14 @@ struct TimeSpanTests {
         #expect(TimeSpan(microseconds: 61_500_000).format(accuracy: 1_000_000) == "1min 1s")
         #expect(TimeSpan(microseconds: 1_204_321).format(accuracy: 1_000) == "1.204s")
         #expect(TimeSpan(microseconds: 4_547).format(accuracy: 1_000) == "4ms")
+    }
+
+    /// The systemd-analyze binary, or nil (recorded as an issue: the oracle must run).
+    static func analyze() -> String? {
+        let path = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first(
+            where: FileManager.default.isExecutableFile)
+        if path == nil { Issue.record("systemd-analyze is not installed; the oracle cannot run") }
+        return path
     }
 
     private func run(_ path: String, _ arguments: [String]) throws -> String {
