@@ -71,28 +71,23 @@ extension CalendarSpec {
         if Int(t.tm_year) + 1900 > Self.maxYear { return nil }
         var n = t
         if normalize(&n) < 0 { return nil }
-        var cmp: Int
-        if n.tm_year != t.tm_year {
-            cmp = n.tm_year < t.tm_year ? -1 : 1
-            n.tm_mon = 0
-        } else if n.tm_mon != t.tm_mon {
-            cmp = n.tm_mon < t.tm_mon ? -1 : 1
-            n.tm_mday = 1
-        } else if n.tm_mday != t.tm_mday {
-            cmp = n.tm_mday < t.tm_mday ? -1 : 1
-            n.tm_hour = 0
-        } else if n.tm_hour != t.tm_hour {
-            cmp = n.tm_hour < t.tm_hour ? -1 : 1
-            n.tm_min = 0
-        } else if n.tm_min != t.tm_min {
-            cmp = n.tm_min < t.tm_min ? -1 : 1
-            n.tm_sec = 0
-        } else {
-            cmp = n.tm_sec == t.tm_sec ? 0 : (n.tm_sec < t.tm_sec ? -1 : 1)
+        // The first field normalization changed decides; the field below it starts over (systemd).
+        let fields = [
+            (n.tm_year, t.tm_year), (n.tm_mon, t.tm_mon), (n.tm_mday, t.tm_mday), (n.tm_hour, t.tm_hour),
+            (n.tm_min, t.tm_min), (n.tm_sec, t.tm_sec),
+        ]
+        guard let changed = fields.firstIndex(where: { $0.0 != $0.1 }) else { return true }
+        if fields[changed].0 < fields[changed].1 { return nil }
+        switch changed {
+        case 0: n.tm_mon = 0
+        case 1: n.tm_mday = 1
+        case 2: n.tm_hour = 0
+        case 3: n.tm_min = 0
+        case 4: n.tm_sec = 0
+        default: break
         }
-        if cmp < 0 { return nil }
-        if cmp > 0 { t = n }
-        return cmp == 0
+        t = n
+        return false
     }
 
     private func matchesWeekday(_ t: tm) -> Bool {
@@ -103,7 +98,7 @@ extension CalendarSpec {
         return weekdays & (1 << k) != 0
     }
 
-    /// systemd's `find_next`, step for step.
+    /// systemd's `find_next`: year, month, day, weekday, hour, minute, second, in its order.
     private func findNext(_ tmIn: inout tm, _ usecIn: inout Int) -> Bool {
         var c = tmIn
         var micro = usecIn
@@ -114,6 +109,23 @@ extension CalendarSpec {
             if level <= 4 { c.tm_min = 0 }
             c.tm_sec = 0
             micro = 0
+        }
+        /// One field of systemd's loop: move it to the next allowed value (resetting the fields below
+        /// it if it moved), then check the time still exists. False means "look again": after
+        /// `carry` (no value left, or normalizing went backwards) or after normalizing forward.
+        func step(
+            _ chain: [CalendarComponent]?, isDay: Bool = false, read: () -> Int, write: (Int) -> Void,
+            resetBelow level: Int?, carry: () -> Void
+        ) -> Bool {
+            var v = read()
+            let moved = match(chain, isDay: isDay, c, &v)
+            write(v)
+            if moved == true, let level { reset(from: level) }
+            guard moved != nil, let exact = withinBounds(&c) else {
+                carry()
+                return false
+            }
+            return exact
         }
         for _ in 0..<1000 {
             _ = normalize(&c)
@@ -126,75 +138,48 @@ extension CalendarSpec {
             if ry { reset(from: 1) }
             guard withinBounds(&c) == true else { return false }
 
-            v = Int(c.tm_mon) + 1
-            let rm = match(month, isDay: false, c, &v)
-            c.tm_mon = Int32(v - 1)
-            if rm == true { reset(from: 2) }
-            let bm = rm == nil ? nil : withinBounds(&c)
-            if rm == nil || bm == nil {
-                c.tm_year += 1
-                reset(from: 1)
-                continue
+            let nextYear = {
+                c.tm_year += 1; reset(from: 1)
             }
-            if bm == false { continue }
-
-            v = Int(c.tm_mday)
-            let rd = match(day, isDay: true, c, &v)
-            c.tm_mday = Int32(v)
-            if rd == true { reset(from: 3) }
-            let bd = rd == nil ? nil : withinBounds(&c)
-            if rd == nil || bd == nil {
-                c.tm_mon += 1
-                reset(from: 2)
-                continue
+            let nextMonth = {
+                c.tm_mon += 1; reset(from: 2)
             }
-            if bd == false { continue }
+            let nextDay = {
+                c.tm_mday += 1; reset(from: 3)
+            }
+            let nextHour = {
+                c.tm_hour += 1; reset(from: 4)
+            }
+            let nextMinute = {
+                c.tm_min += 1; reset(from: 5)
+            }
 
+            guard
+                step(
+                    month, read: { Int(c.tm_mon) + 1 }, write: { c.tm_mon = Int32($0 - 1) }, resetBelow: 2,
+                    carry: nextYear)
+            else { continue }
+            guard
+                step(
+                    day, isDay: true, read: { Int(c.tm_mday) }, write: { c.tm_mday = Int32($0) }, resetBelow: 3,
+                    carry: nextMonth)
+            else { continue }
             if !matchesWeekday(c) {
-                c.tm_mday += 1
-                reset(from: 3)
+                nextDay()
                 continue
             }
-
-            v = Int(c.tm_hour)
-            let rh = match(hour, isDay: false, c, &v)
-            c.tm_hour = Int32(v)
-            if rh == true { reset(from: 4) }
-            let bh = rh == nil ? nil : withinBounds(&c)
-            if rh == nil || bh == nil {
-                c.tm_mday += 1
-                reset(from: 3)
+            guard step(hour, read: { Int(c.tm_hour) }, write: { c.tm_hour = Int32($0) }, resetBelow: 4, carry: nextDay)
+            else { continue }
+            guard step(minute, read: { Int(c.tm_min) }, write: { c.tm_min = Int32($0) }, resetBelow: 5, carry: nextHour)
+            else { continue }
+            let readSecond = { Int(c.tm_sec) * Self.usecPerSecond + micro }
+            let writeSecond = { (v: Int) in
+                micro = v % Self.usecPerSecond
+                c.tm_sec = Int32(v / Self.usecPerSecond)
+            }
+            guard step(second, read: readSecond, write: writeSecond, resetBelow: nil, carry: nextMinute) else {
                 continue
             }
-            if bh == false { continue }
-
-            v = Int(c.tm_min)
-            let rmin = match(minute, isDay: false, c, &v)
-            c.tm_min = Int32(v)
-            if rmin == true {
-                c.tm_sec = 0
-                micro = 0
-            }
-            let bmin = rmin == nil ? nil : withinBounds(&c)
-            if rmin == nil || bmin == nil {
-                c.tm_hour += 1
-                reset(from: 4)
-                continue
-            }
-            if bmin == false { continue }
-
-            v = Int(c.tm_sec) * Self.usecPerSecond + micro
-            let rs = match(second, isDay: false, c, &v)
-            micro = v % Self.usecPerSecond
-            c.tm_sec = Int32(v / Self.usecPerSecond)
-            let bs = rs == nil ? nil : withinBounds(&c)
-            if rs == nil || bs == nil {
-                c.tm_min += 1
-                c.tm_sec = 0
-                micro = 0
-                continue
-            }
-            if bs == false { continue }
 
             tmIn = c
             usecIn = micro

@@ -133,12 +133,7 @@ enum CalendarSpecParser {
         }
         let first = try parseChain(s, &t, usec: false)
         if t == s.count || s[t] == UInt8(ascii: ":") { return false }
-        if s[t] == UInt8(ascii: "~") {
-            spec.endOfMonth = true
-        } else if s[t] != UInt8(ascii: "-") {
-            throw Failure(reason: "expected '-' at '\(rest(s, t))'")
-        }
-        t += 1
+        try dateSeparator(s, &t, &spec)
         let second = try parseChain(s, &t, usec: false)
         if t == s.count || s[t] == UInt8(ascii: " ") {
             while t < s.count, s[t] == UInt8(ascii: " ") { t += 1 }
@@ -148,12 +143,7 @@ enum CalendarSpecParser {
             return false
         }
         if spec.endOfMonth { throw Failure(reason: "'~' must come before the day at '\(rest(s, t))'") }
-        if s[t] == UInt8(ascii: "~") {
-            spec.endOfMonth = true
-        } else if s[t] != UInt8(ascii: "-") {
-            throw Failure(reason: "expected '-' at '\(rest(s, t))'")
-        }
-        t += 1
+        try dateSeparator(s, &t, &spec)
         let third = try parseChain(s, &t, usec: false)
         guard t == s.count || s[t] == UInt8(ascii: " ") else {
             throw Failure(reason: "unexpected '\(rest(s, t))' after the date")
@@ -164,6 +154,16 @@ enum CalendarSpecParser {
         spec.month = second
         spec.day = third
         return false
+    }
+
+    /// `-` between date fields, or `~` (the day counts back from the month's end); moves past it.
+    static func dateSeparator(_ s: [UInt8], _ t: inout Int, _ spec: inout CalendarSpec) throws {
+        if s[t] == UInt8(ascii: "~") {
+            spec.endOfMonth = true
+        } else if s[t] != UInt8(ascii: "-") {
+            throw Failure(reason: "expected '-' at '\(rest(s, t))'")
+        }
+        t += 1
     }
 
     static func parseTime(_ s: [UInt8], _ p: inout Int, _ spec: inout CalendarSpec) throws {
