@@ -21,10 +21,10 @@ let package = Package(
         // Pure core: model, time spans, target matching, the scheduler state machine.
         .target(name: "TaskScheduling", dependencies: ["CTaskdShim"]),
         // Unit-file syntax → task definitions, with file:line diagnostics.
-        .target(name: "TaskdConfig", dependencies: ["TaskScheduling"]),
+        .target(name: "TaskdConfig", dependencies: ["TaskScheduling", "TaskdIO"]),
         // JSON, Varlink framing, the IDL and a blocking client (no libsystemd: taskctl links it).
         .target(
-            name: "TaskdProtocol", dependencies: ["TaskScheduling", "CTaskdShim"],
+            name: "TaskdProtocol", dependencies: ["TaskScheduling"],
             exclude: ["io.taskd.Scheduler.varlink"]),
         // Running handlers: commands (posix_spawn, process groups, signals) and output capture.
         .target(name: "TaskRuntime", dependencies: ["TaskScheduling", "CTaskdShim", "TaskdIO"]),
@@ -35,7 +35,7 @@ let package = Package(
             name: "Taskd",
             dependencies: ["TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem"]),
         // taskctl's logic, as a library so that the executable stays thin.
-        .target(name: "TaskControl", dependencies: ["TaskdProtocol", "TaskScheduling"]),
+        .target(name: "TaskControl", dependencies: ["TaskdProtocol", "TaskScheduling", "TaskdIO"]),
 
         .executableTarget(name: "taskd", dependencies: ["Taskd"]),
         .executableTarget(name: "taskctl", dependencies: ["TaskControl"]),

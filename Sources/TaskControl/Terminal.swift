@@ -1,4 +1,5 @@
 import TaskScheduling
+import TaskdIO
 
 #if canImport(Glibc)
     import Glibc
@@ -9,16 +10,7 @@ enum Terminal {
     static func out(_ s: String) { write(1, s + "\n") }
     static func err(_ s: String) { write(2, s + "\n") }
 
-    private static func write(_ fd: Int32, _ s: String) {
-        var bytes = Array(s.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { return }
-            offset += n
-        }
-        bytes.removeAll()
-    }
+    private static func write(_ fd: Int32, _ s: String) { FileIO.writeAll(fd, Array(s.utf8)) }
 
     /// `Sat 2026-11-21 18:30:00 UTC` in the local zone.
     static func time(_ usec: UInt64) -> String { Timestamp.format(usec) }

@@ -183,17 +183,11 @@ public final class CommandProcess: Sendable {
         }
         let fd = taskd_memfd_create("taskd-payload")
         guard fd >= 0 else { throw SpawnError(message: "memfd_create: \(String(cString: strerror(errno)))") }
-        var bytes = Array(payload.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
-            if n <= 0 {
-                close(fd)
-                throw SpawnError(message: "writing the payload: \(String(cString: strerror(errno)))")
-            }
-            offset += n
+        guard FileIO.writeAll(fd, Array(payload.utf8)) else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw SpawnError(message: "writing the payload: \(reason)")
         }
-        bytes.removeAll()
         lseek(fd, 0, SEEK_SET)
         return fd
     }

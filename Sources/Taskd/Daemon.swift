@@ -1,5 +1,6 @@
 import TaskRuntime
 import TaskScheduling
+import TaskdIO
 import TaskdProtocol
 import TaskdSystem
 
@@ -41,13 +42,8 @@ actor Daemon {
 
     /// /etc/machine-id, for FixedRandomDelay= (empty when it cannot be read).
     static func machineID() -> String {
-        let fd = open("/etc/machine-id", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return "" }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let n = read(fd, &buffer, buffer.count)
-        return n > 0
-            ? String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "" : ""
+        guard case .success(let bytes) = FileIO.read("/etc/machine-id") else { return "" }
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
     }
 
     /// Fires what is due at start-up (`OnStartupSec=0`) and arms the timer.

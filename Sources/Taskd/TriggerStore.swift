@@ -1,5 +1,6 @@
 @preconcurrency import Dispatch
 import TaskScheduling
+import TaskdIO
 
 #if canImport(Glibc)
     import Glibc
@@ -22,7 +23,8 @@ struct TriggerStore: Sendable {
                 var problems: [String] = []
                 for key in keys {
                     let path = self.path(key)
-                    guard let text = Self.read(path) else { continue }
+                    guard case .success(let bytes) = FileIO.read(path) else { continue }
+                    let text = String(decoding: bytes, as: UTF8.self)
                     let trimmed = text.split(separator: "\n").first.map(String.init) ?? ""
                     if let value = UInt64(trimmed) {
                         triggers[key] = value
@@ -44,10 +46,10 @@ struct TriggerStore: Sendable {
             let text = "\(realtime)\n"
             let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard fd >= 0 else { return onError("\(temporary): \(String(cString: strerror(errno)))") }
-            let written = text.withCString { write(fd, $0, strlen($0)) }
+            let written = FileIO.writeAll(fd, Array(text.utf8))
             let synced = fsync(fd) == 0
             close(fd)
-            guard written == text.utf8.count, synced, rename(temporary, path) == 0 else {
+            guard written, synced, rename(temporary, path) == 0 else {
                 unlink(temporary)
                 return onError("\(path): \(String(cString: strerror(errno)))")
             }
@@ -60,13 +62,4 @@ struct TriggerStore: Sendable {
     }
 
     func path(_ key: TaskKey) -> String { directory + "/" + key.description }
-
-    private static func read(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let n = Glibc.read(fd, &buffer, buffer.count)
-        return n >= 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : nil
-    }
 }

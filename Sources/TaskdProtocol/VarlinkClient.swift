@@ -1,5 +1,3 @@
-import CTaskdShim
-
 #if canImport(Glibc)
     import Glibc
 #endif

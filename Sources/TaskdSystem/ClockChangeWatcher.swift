@@ -15,32 +15,27 @@ public final class ClockChangeWatcher: Sendable {
 
     /// Nil when the kernel offers no such timerfd. `onZoneChange` is not called if `/etc` cannot be watched.
     public init?(onChange: @escaping @Sendable () -> Void, onZoneChange: @escaping @Sendable () -> Void) {
-        zoneFD = taskd_inotify_directory("/etc")
-        if zoneFD >= 0 {
-            let zoneFD = self.zoneFD
-            if EventLoop.shared.register(
-                fd: zoneFD, events: EventLoop.readable,
-                handler: { _ in
-                    if taskd_inotify_saw(zoneFD, "localtime") == 1 { onZoneChange() }
-                }) == nil
-            {
-                close(zoneFD)
-            }
-        }
+        // The timerfd first: if it cannot be had, nothing has been registered yet.
         let fd = taskd_clock_change_fd()
         guard fd >= 0 else { return nil }
-        self.fd = fd
         let registered = EventLoop.shared.register(fd: fd, events: EventLoop.readable) { _ in
             var expirations: UInt64 = 0
-            let n = read(fd, &expirations, 8)
-            if n < 0 && errno == ECANCELED {
+            if read(fd, &expirations, 8) < 0 && errno == ECANCELED {
                 _ = taskd_clock_change_rearm(fd)
                 onChange()
             }
         }
-        if registered == nil {
+        guard registered != nil else {
             close(fd)
             return nil
         }
+        self.fd = fd
+        let zoneFD = taskd_inotify_directory("/etc")
+        self.zoneFD = zoneFD
+        guard zoneFD >= 0 else { return }
+        let zoneRegistered = EventLoop.shared.register(fd: zoneFD, events: EventLoop.readable) { _ in
+            if taskd_inotify_saw(zoneFD, "localtime") == 1 { onZoneChange() }
+        }
+        if zoneRegistered == nil { close(zoneFD) }
     }
 }

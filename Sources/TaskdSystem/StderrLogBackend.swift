@@ -1,3 +1,5 @@
+import TaskdIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -20,14 +22,7 @@ public struct StderrLogBackend: LogBackend {
             line = "taskd: \(entry.message)"
         }
         line = line.replacingOccurrences(of: "\n", with: "\n    ") + "\n"
-        var bytes = Array(line.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
-            if n <= 0 { break }
-            offset += n
-        }
-        bytes.removeAll()
+        FileIO.writeAll(2, Array(line.utf8))
     }
 }
 

@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Whole-buffer writes and whole-file reads on plain file descriptors.
+public enum FileIO {
+    /// Writes all of `bytes` to `fd`, retrying short writes and EINTR; false (errno set) on failure.
+    @discardableResult
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            offset += n
+        }
+        return true
+    }
+
+    /// The whole file at `path`, or the errno that stopped the read.
+    public static func read(_ path: String) -> Result<[UInt8], FileIOError> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(FileIOError(errno: errno)) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return .failure(FileIOError(errno: errno)) }
+            if n == 0 { return .success(bytes) }
+            bytes += buffer[0..<n]
+        }
+    }
+}
+
+/// A failed read, with its errno and the text of it.
+public struct FileIOError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var errno: Int32
+    public var description: String { String(cString: strerror(errno)) }
+}
