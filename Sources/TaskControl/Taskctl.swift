@@ -29,6 +29,7 @@ public enum Taskctl {
                               /run/taskd/taskd.sock as root or $XDG_RUNTIME_DIR/taskd/taskd.sock)
           --json              print data as JSON
           -h, --help          show help (taskctl COMMAND --help for one command)
+          --                  end of options: what follows is positional (an expression may start with '-')
 
         Exit status: 0 success; 1 a run did not complete (--wait); 2 usage; 3 no such task;
         4 taskd unreachable; 5 permission denied.
