@@ -4,13 +4,28 @@ import Taskd
     import Glibc
 #endif
 
+/// What a wake of WEATHER_DATA may ask for: `taskctl wake WEATHER_DATA --payload '{"city": "Paris", "steps": 20}'`.
+struct RefreshRequest: Decodable, Sendable {
+    /// How long the pretend download takes, in steps of 100 ms (default 5).
+    var steps: Int?
+    var city: String?
+}
+
+/// What a run returns; `taskctl status WEATHER_DATA` and `wake --wait --json` show it.
+struct Forecast: Encodable, Sendable {
+    var city: String
+    var steps: Int
+    var attempt: Int
+}
+
 /// The example's handler: "downloads" a forecast in steps, and stops cleanly when taskd cancels
 /// it (at budget − CancelGraceSec) through `withTaskCancellationHandler`.
 enum WeatherRefresh {
-    static func run(_ context: TaskContext) async throws {
-        // The payload chooses how long the pretend download takes: {"steps": 20} → 2 s.
-        let steps = context.payload.flatMap(Self.steps(in:)) ?? 5
-        try await withTaskCancellationHandler {
+    static func run(_ context: TaskContext<RefreshRequest>) async throws -> Forecast {
+        let steps = context.payload?.steps ?? 5
+        let city = context.payload?.city ?? "Paris"
+        if city.isEmpty { throw PermanentFailure("no city given") }
+        return try await withTaskCancellationHandler {
             for step in 1...steps {
                 try await Task.sleep(for: .milliseconds(100))
                 if step % 10 == 0 { say("\(context.task): step \(step) of \(steps)") }
@@ -18,6 +33,7 @@ enum WeatherRefresh {
             say(
                 "\(context.task): forecast refreshed in \(steps) steps (run \(context.runID), trigger \(context.trigger))"
             )
+            return Forecast(city: city, steps: steps, attempt: context.attempt)
         } onCancel: {
             // Runs synchronously on the cancelling thread: keep it short and thread-safe.
             say("\(context.task): cancelled by taskd; saving partial forecast")
@@ -33,11 +49,6 @@ enum WeatherRefresh {
                 }
             }
         }
-    }
-
-    static func steps(in payload: String) -> Int? {
-        guard let key = payload.split(separator: "\"steps\":", maxSplits: 1).dropFirst().first else { return nil }
-        return Int(key.drop { $0 == " " }.prefix { $0.isNumber })
     }
 
     static func say(_ line: String) {

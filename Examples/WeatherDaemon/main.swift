@@ -6,7 +6,8 @@ import Taskd
 //   .build/debug/taskctl wake WEATHER_DATA --wait
 await TaskDaemon(name: "weatherd")
     .backgroundTask(
-        .appRefresh("WEATHER_DATA"), description: "Refresh the weather forecast",
+        .appRefresh("WEATHER_DATA", payload: RefreshRequest.self, result: Forecast.self),
+        description: "Refresh the weather forecast",
         budget: .seconds(30), cancelGrace: .seconds(5), every: .seconds(900)
     ) { context in
         try await WeatherRefresh.run(context)

@@ -37,6 +37,11 @@ enum Commands {
             return Failure(code: .noSuchTask, message: "'\(target)' is ambiguous; it matches \(list("matches"))")
         case SchedulerInterface.permissionDenied:
             return Failure(code: .permissionDenied, message: "permission denied: \(p["reason"]?.stringValue ?? "")")
+        case SchedulerInterface.invalidConfiguration:
+            let errors = (p["errors"]?.arrayValue ?? []).compactMap(\.stringValue)
+            return Failure(
+                code: .runDidNotComplete,
+                message: "reload refused; the running configuration stays:\n" + errors.joined(separator: "\n"))
         case SchedulerInterface.shuttingDown:
             return Failure(code: .unreachable, message: "taskd is shutting down")
         default:
@@ -73,18 +78,27 @@ enum Commands {
     static func describe(_ run: RunInfo) -> String {
         let head = "\(run.task): run \(run.runId)"
         if !run.hasEnded {
-            return run.coalesced
-                ? "\(head) already \(run.state) (trigger \(run.trigger)); this wake joined it"
-                : "\(head) \(run.state) (trigger \(run.trigger), budget \(Terminal.span(run.budgetUSec)))"
+            switch run.disposition {
+            case "coalesced": return "\(head) already \(run.state) (trigger \(run.trigger)); this wake joined it"
+            case "overflow": return "\(head) queued; the queue is full, so this wake joined the last queued run"
+            case "queued": return "\(head) queued behind the run in progress (Overlap=queue)"
+            default:
+                let attempt = run.attempt > 1 ? ", attempt \(run.attempt)" : ""
+                return
+                    "\(head) \(run.state) (trigger \(run.trigger)\(attempt), budget \(Terminal.span(run.budgetUSec)))"
+            }
         }
         var text = "\(head) \(run.state)"
         if let d = run.durationUSec { text += " in \(Terminal.span(d))" }
         var details: [String] = []
+        if run.attempt > 1 { details.append("attempt \(run.attempt)") }
         if let code = run.exitStatus, code != 0 { details.append("exit status \(code)") }
         if let s = run.signal { details.append(s) }
         if let r = run.cancelReason { details.append("cancel reason \(r)") }
         if let e = run.error { details.append(e) }
+        if run.stale { details.append("stale result ignored") }
         if !details.isEmpty { text += " (" + details.joined(separator: ", ") + ")" }
+        if let result = run.result { text += ": " + result.description }
         return text
     }
 
@@ -97,22 +111,23 @@ enum Commands {
         }
         let now = Terminal.nowUSec()
         var rows = [["NAME", "KIND", "HANDLER", "STATE", "NEXT", "LEFT", "LAST", "PASSED", "OUTCOME"]]
-        for t in tasks {
-            let next = t.nextElapseUSec
-            let last = t.last
-            rows.append([
-                t.name, t.kind, t.handler, t.current?.state ?? "idle",
-                next.map(Terminal.time) ?? "-",
-                next.map { $0 > now ? Terminal.span($0 - now, coarse: true) : "now" } ?? "-",
-                last.map { Terminal.time($0.startedUSec) } ?? "-",
-                last.map { now > $0.startedUSec ? Terminal.span(now - $0.startedUSec, coarse: true) + " ago" : "now" }
-                    ?? "-",
-                last?.state ?? "-",
-            ])
-        }
+        for t in tasks { rows.append(listRow(t, now: now)) }
         Terminal.out(Terminal.table(rows))
         Terminal.out("\n\(tasks.count) task(s).")
         return .success
+    }
+
+    private static func listRow(_ t: TaskInfo, now: UInt64) -> [String] {
+        let next = t.nextElapseUSec
+        let lastStart: UInt64? = t.last.map { $0.startedUSec ?? $0.queuedUSec }
+        var state = t.current?.state ?? "idle"
+        if !t.queue.isEmpty { state += " +\(t.queue.count)" }
+        let left: String = next.map { $0 > now ? Terminal.span($0 - now, coarse: true) : "now" } ?? "-"
+        let passed: String = lastStart.map { now > $0 ? Terminal.span(now - $0, coarse: true) + " ago" : "now" } ?? "-"
+        return [
+            t.name, t.kind, t.handler, state, next.map(Terminal.time) ?? "-", left,
+            lastStart.map(Terminal.time) ?? "-", passed, t.last?.state ?? "-",
+        ]
     }
 
     static func status(_ name: String, json: Bool, socket: String) throws(Failure) -> ExitCode {
@@ -129,14 +144,70 @@ enum Commands {
         lines.append(
             "       Budget: \(Terminal.span(task.budgetUSec)), cancellation \(Terminal.span(task.cancelGraceUSec)) before its end"
         )
-        lines.append(
-            "        State: "
-                + (task.current.map { "\($0.state), run \($0.runId) since \(Terminal.time($0.startedUSec))" } ?? "idle")
-        )
+        lines.append("       Policy: Overlap=\(task.overlap), MaxAttempts=\(task.maxAttempts)")
+        let current = task.current.map { run -> String in
+            let since =
+                run.startedUSec.map { " since \(Terminal.time($0))" } ?? " since \(Terminal.time(run.queuedUSec))"
+            return "\(run.state), run \(run.runId)\(since)"
+        }
+        lines.append("        State: " + (current ?? "idle"))
+        for run in task.queue { lines.append("       Queued: run \(run.runId) (trigger \(run.trigger))") }
+        if let attempt = task.retryAttempt, let due = task.retryDueUSec {
+            lines.append("        Retry: attempt \(attempt) at \(Terminal.time(due))")
+        }
         lines.append("     Next run: " + (task.nextElapseUSec.map(Terminal.time) ?? "only when woken"))
-        lines.append(
-            "     Last run: " + (task.last.map { describe($0) + " at \(Terminal.time($0.startedUSec))" } ?? "never"))
+        lines.append("  Last result: " + (task.last.map(describe) ?? "none"))
+        for (i, run) in task.recent.enumerated() {
+            let when = Terminal.time(run.startedUSec ?? run.queuedUSec)
+            lines.append((i == 0 ? "       Recent: " : "               ") + "\(when) \(describe(run))")
+        }
         Terminal.out(lines.joined(separator: "\n"))
+        return .success
+    }
+
+    static func history(_ name: String, limit: Int?, json: Bool, socket: String) throws(Failure) -> ExitCode {
+        var parameters: [String: JSONValue] = ["name": .string(name)]
+        if let limit { parameters["limit"] = .int(Int64(limit)) }
+        let runs = runs(try call(socket, SchedulerInterface.history, parameters))
+        if json {
+            Terminal.out(JSONValue.array(runs.map(\.json)).description)
+            return .success
+        }
+        var rows = [["STARTED", "RUN", "TRIGGER", "ATTEMPT", "OUTCOME", "DURATION", "WAITED", "DETAILS"]]
+        for run in runs {
+            var details: [String] = []
+            if let code = run.exitStatus, code != 0 { details.append("exit status \(code)") }
+            if let s = run.signal { details.append(s) }
+            if let r = run.cancelReason { details.append(r) }
+            if let e = run.error { details.append(e) }
+            if run.stale { details.append("stale") }
+            rows.append([
+                run.startedUSec.map(Terminal.time) ?? "-", String(run.runId.prefix(12)), run.trigger,
+                String(run.attempt), run.state, run.durationUSec.map { Terminal.span($0) } ?? "-",
+                run.waitedUSec.map { Terminal.span($0) } ?? "-", details.joined(separator: ", "),
+            ])
+        }
+        Terminal.out(Terminal.table(rows))
+        Terminal.out("\n\(runs.count) run(s), newest first.")
+        return .success
+    }
+
+    static func reload(json: Bool, socket: String) throws(Failure) -> ExitCode {
+        let reply = try call(socket, SchedulerInterface.reload)
+        if json {
+            Terminal.out(JSONValue.object(reply.parameters).description)
+            return .success
+        }
+        func names(_ key: String) -> [String] { (reply.parameters[key]?.arrayValue ?? []).compactMap(\.stringValue) }
+        let (added, removed, changed) = (names("added"), names("removed"), names("changed"))
+        if added.isEmpty && removed.isEmpty && changed.isEmpty {
+            Terminal.out("Configuration reloaded; no task changed.")
+        } else {
+            Terminal.out("Configuration reloaded.")
+            for (label, list) in [("added", added), ("removed", removed), ("changed", changed)] where !list.isEmpty {
+                Terminal.out("  \(label): " + list.joined(separator: ", "))
+            }
+        }
         return .success
     }
 
@@ -145,7 +216,7 @@ enum Commands {
         if json {
             Terminal.out(JSONValue.array(cancelled.map(\.json)).description)
         } else if cancelled.isEmpty {
-            Terminal.out("\(target): no run in progress")
+            Terminal.out("\(target): nothing to cancel")
         } else {
             cancelled.forEach { Terminal.out("\($0.task): run \($0.runId) \($0.state)") }
         }

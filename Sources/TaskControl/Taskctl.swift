@@ -17,7 +17,10 @@ public enum Taskctl {
                               runs to their end and exits 0 only if every one completed
           list                every task: state, next timer elapse, last outcome
           status NAME         one task: its run in progress, last run, schedule
-          cancel TARGET       cancel the runs in progress of every task TARGET names
+          history NAME [-n N] the task's last runs, newest first
+          cancel TARGET|RUNID cancel one run, or the run in progress, queued runs and pending
+                              retry of every task TARGET names
+          reload              load the configuration again; prints what was added, removed, changed
           logs NAME [-f] [-n N] [--run ID]
                               the task's journal, through journalctl
           calendar EXPRESSION... [--base-time TIMESTAMP] [--iterations N]
@@ -31,7 +34,7 @@ public enum Taskctl {
           -h, --help          show help (taskctl COMMAND --help for one command)
           --                  end of options: what follows is positional (an expression may start with '-')
 
-        Exit status: 0 success; 1 a run did not complete (--wait); 2 usage; 3 no such task;
+        Exit status: 0 success; 1 a run did not complete (--wait) or reload refused; 2 usage; 3 no such task;
         4 taskd unreachable; 5 permission denied.
         """
 
@@ -59,10 +62,27 @@ public enum Taskctl {
         "status":
             "Usage: taskctl status NAME [--json]\n\nOne task (a name or kind:identifier): current run, last run, schedule.",
         "cancel": """
-        Usage: taskctl cancel TARGET [--json]
+        Usage: taskctl cancel TARGET|RUNID [--json]
 
-        Cancels the runs in progress of every task TARGET names: a command gets its KillSignal,
-        a Swift handler Swift task cancellation, and whatever still runs CancelGraceSec later is killed.
+        Cancels one run (by its id), or the run in progress, the queued runs and the pending retry
+        of every task TARGET names: a command gets its KillSignal, a Swift handler Swift task
+        cancellation, and whatever still runs CancelGraceSec later is killed. A cancelled run is
+        never retried, and whatever it reports afterwards is stale.
+        """,
+        "history": """
+        Usage: taskctl history NAME [-n N] [--json]
+
+        The task's last runs (kept in the state folder, History= of them), newest first: when each
+        started, its trigger, attempt, outcome, duration, and how long it waited to start.
+          -n N      show at most N runs (default 20)
+        """,
+        "reload": """
+        Usage: taskctl reload [--json]
+
+        Asks taskd to load its configuration again (as SIGHUP and systemctl reload taskd do). An
+        invalid configuration changes nothing: its errors are printed as file:line and the exit
+        status is 1. Otherwise it prints the tasks added, removed and changed; a changed task's
+        run is cancelled and started again under the new definition.
         """,
         "logs": """
         Usage: taskctl logs NAME [-f] [-n N] [--run ID]
@@ -130,6 +150,18 @@ public enum Taskctl {
         case "cancel":
             try args.check(allowed: [])
             return try Commands.cancel(try one("TARGET"), json: json, socket: socket(args))
+        case "history":
+            try args.check(allowed: ["-n", "--lines"])
+            let text = args.options["-n"] ?? args.options["--lines"]
+            let limit = try text.map { text throws(UsageError) -> Int in
+                guard let n = Int(text), n > 0 else { throw UsageError("-n needs a number above 0") }
+                return n
+            }
+            return try Commands.history(try one("NAME"), limit: limit, json: json, socket: socket(args))
+        case "reload":
+            try args.check(allowed: [])
+            guard args.positional.isEmpty else { throw UsageError("reload takes no arguments") }
+            return try Commands.reload(json: json, socket: socket(args))
         case "calendar":
             try args.check(allowed: ["--base-time", "--iterations"])
             return try CalendarCommand.run(

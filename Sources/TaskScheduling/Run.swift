@@ -7,32 +7,53 @@ public struct Run: Hashable, Sendable {
     public var wakeID: String?
     /// The wake payload as JSON text, handed to the handler (stdin for a command).
     public var payload: String?
-    public var started: ClockReading
+    /// When the trigger created the run.
+    public var queued: ClockReading
+    /// When its handler started; nil while it waits (`queued`) and for a run cancelled before it started.
+    public var started: ClockReading?
     public var budget: TimeSpan
+    public var cancelGrace: TimeSpan
+    /// True for a Swift handler, which is abandoned (not killed) at the hard stop.
+    public var inProcess: Bool
     /// Monotonic instant at which cancellation is signalled (`budget − grace` after the start).
-    public var cancelAt: UInt64
+    public var cancelAt: UInt64 = .max
     /// Monotonic instant of the hard stop; moved earlier by a cancel (its grace) but never later.
-    public var killAt: UInt64
-    public var phase: RunPhase
+    public var killAt: UInt64 = .max
+    public var phase: RunPhase = .queued
     public var outcome: RunOutcome?
     public var termination: Termination?
     public var ended: ClockReading?
+    /// True once the run was detached from its task (cancelled, superseded, removed or reconfigured):
+    /// whatever its handler reports later is stale, never the task's last result, never retried.
+    public var fenced = false
+    /// The acknowledged wakes this run answers for (durable records), settled when it ends.
+    public var records: [String] = []
+    /// What a Swift handler returned, as JSON text.
+    public var result: String?
 
-    /// `TASKD_DEADLINE_USEC`: the budget's end on CLOCK_REALTIME.
-    public var deadlineRealtime: UInt64 { started.realtime &+ budget.microseconds }
-    /// Microseconds from start to end, once ended.
-    public var duration: UInt64? { ended.map { $0.monotonic - started.monotonic } }
+    /// `TASKD_DEADLINE_USEC`: the budget's end on CLOCK_REALTIME, once started.
+    public var deadlineRealtime: UInt64? { started.map { $0.realtime &+ budget.microseconds } }
+    /// Microseconds from start to end, once ended (nil if it never started).
+    public var duration: UInt64? {
+        guard let started, let ended else { return nil }
+        return ended.monotonic - started.monotonic
+    }
+    /// Microseconds between the trigger and the start (waiting for a slot or behind another run).
+    public var waited: UInt64? { started.map { $0.monotonic - queued.monotonic } }
     /// The reason cancellation was signalled, if it was.
     public var cancelReason: CancelReason? {
         switch phase {
-        case .running: return nil
+        case .queued, .running: return nil
         case .cancelling(let r), .killed(let r): return r
         }
     }
-    /// `running`, `cancelling`, `killing`, or the outcome once ended.
+    /// True while its handler runs (it holds a slot of `MaxConcurrentRuns=`).
+    public var isActive: Bool { phase != .queued && outcome == nil }
+    /// `queued`, `running`, `cancelling`, `killing`, or the outcome once ended.
     public var state: String {
         if let outcome { return outcome.rawValue }
         switch phase {
+        case .queued: return "queued"
         case .running: return "running"
         case .cancelling: return "cancelling"
         case .killed: return "killing"

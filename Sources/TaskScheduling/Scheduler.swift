@@ -1,12 +1,21 @@
 /// The pure scheduling core: it owns tasks and runs, and turns inputs (wakes, time passing, handler
-/// ends, cancels) into `SchedulerAction`s. It never reads a clock or sleeps: every input carries
-/// the time, and randomness comes from the injected generator, so tests drive it by hand.
+/// ends, cancels, reloads) into `SchedulerAction`s. It never reads a clock or sleeps: every input
+/// carries the time, and randomness comes from the injected generator, so tests drive it by hand.
+///
+/// A run is `queued` until it may start (a slot of `maxConcurrentRuns` is free, and it is the
+/// task's current run), then `running`; its budget starts when it starts. A run cancelled for any
+/// reason but its budget or shutdown is *fenced*: detached from its task at once, so its late
+/// result is stale, never the task's last result, and never retried.
 public struct Scheduler: Sendable {
-    public private(set) var tasks: [TaskKey: TaskState] = [:]
-    public private(set) var runs: [String: Run] = [:]
+    public internal(set) var tasks: [TaskKey: TaskState] = [:]
+    public internal(set) var runs: [String: Run] = [:]
+    /// Runs that start as soon as a slot is free: `appRefresh` ahead of every other kind, then FIFO.
+    public internal(set) var ready: [String] = []
+    /// `[Daemon] MaxConcurrentRuns=`: how many handlers may run at once.
+    public internal(set) var maxConcurrentRuns: Int
     /// True once `shutdown` was called: no new runs start.
-    public private(set) var isStopping = false
-    private var random: any RandomNumberGenerator & Sendable
+    public internal(set) var isStopping = false
+    var random: any RandomNumberGenerator & Sendable
     /// When the scheduler started, on both clocks.
     public let startedAt: ClockReading
 
@@ -16,51 +25,34 @@ public struct Scheduler: Sendable {
     public init(
         definitions: [TaskDefinition], startedAt: ClockReading,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = "",
-        persistedTriggers: [TaskKey: UInt64] = [:]
+        persistedTriggers: [TaskKey: UInt64] = [:], maxConcurrentRuns: Int = 4
     ) {
         self.random = random
         self.startedAt = startedAt
         self.machineID = machineID
+        self.maxConcurrentRuns = max(1, maxConcurrentRuns)
         for d in definitions {
             tasks[d.key] = TaskState(definition: d, daemonStart: startedAt, persistedTrigger: persistedTriggers[d.key])
             drawRandomDelay(d.key)
         }
     }
 
-    /// Draws the `RandomizedDelaySec=` delay for the task's next arming (systemd re-draws it each time).
-    private mutating func drawRandomDelay(_ key: TaskKey) {
-        guard let d = tasks[key]?.definition, d.randomizedDelay.microseconds > 0 else { return }
-        let span = d.randomizedDelay.microseconds
-        if d.fixedRandomDelay {
-            tasks[key]!.randomDelay = Self.stableHash(machineID + "\u{0}" + key.description) % span
-        } else {
-            tasks[key]!.randomDelay = random.next(upperBound: span)
-        }
-    }
-
-    /// FNV-1a, 64 bits: the same on every run and machine for the same input.
-    static func stableHash(_ s: String) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in s.utf8 {
-            h ^= UInt64(b)
-            h = h &* 0x100_0000_01b3
-        }
-        return h
-    }
-
     /// Resolves targets against the current tasks.
     public var resolver: TargetResolver { TargetResolver(keys: tasks.keys) }
+
+    /// Runs whose handler is running now (they hold a slot).
+    public var activeCount: Int { runs.values.reduce(0) { $0 + ($1.isActive ? 1 : 0) } }
 
     /// The earliest monotonic instant at which `advance(to:)` has something to do.
     public var nextDeadline: UInt64? {
         var next: UInt64? = nil
         func consider(_ t: UInt64) { next = min(next ?? t, t) }
-        if !isStopping { for state in tasks.values { if let t = state.nextElapse { consider(t) } } }
+        if !isStopping { for state in tasks.values { if let t = state.nextDue { consider(t) } } }
         for run in runs.values {
             switch run.phase {
             case .running: consider(run.cancelAt)
             case .cancelling: consider(run.killAt)
-            case .killed: break
+            case .queued, .killed: break
             }
         }
         return next
@@ -68,22 +60,34 @@ public struct Scheduler: Sendable {
 
     // MARK: Inputs
 
-    /// A wake request: starts a run of every task the target names, or joins the run in progress.
+    /// A wake request for every task the target names (see `wake(key:…)`).
     public mutating func wake(
         target: String, wakeID: String? = nil, payload: String? = nil, at now: ClockReading
     ) throws(TargetError) -> (runs: [WakeResult], actions: [SchedulerAction]) {
-        let keys = try resolver.resolve(target)
         var results: [WakeResult] = []
         var actions: [SchedulerAction] = []
-        for key in keys {
-            if let result = trigger(key, .wake, wakeID: wakeID, payload: payload, at: now, actions: &actions) {
-                results.append(result)
-            }
+        for key in try resolver.resolve(target) {
+            let (result, more) = wake(key: key, wakeID: wakeID, payload: payload, at: now)
+            if let result { results.append(result) }
+            actions += more
         }
         return (results, actions)
     }
 
-    /// Time passed: fires due timers, signals budget cancellation, sends hard stops.
+    /// A wake of one task. With a `wakeID` it is SwiftUI's `task(id:)`: the same id as the current
+    /// run joins it, another id supersedes it, whatever `Overlap=` says. `record` names the durable
+    /// record of the acknowledged wake, settled when the run that answers it ends for good.
+    public mutating func wake(
+        key: TaskKey, wakeID: String? = nil, payload: String? = nil, record: String? = nil, at now: ClockReading
+    ) -> (result: WakeResult?, actions: [SchedulerAction]) {
+        var actions: [SchedulerAction] = []
+        let request = TriggerRequest(
+            trigger: .wake, wakeID: wakeID, payload: payload, records: record.map { [$0] } ?? [])
+        let result = trigger(key, request, at: now, actions: &actions)
+        return (result, actions)
+    }
+
+    /// Time passed: fires due timers and retries, signals budget cancellation, sends hard stops.
     public mutating func advance(to now: ClockReading) -> [SchedulerAction] {
         var actions: [SchedulerAction] = []
         for id in runs.keys.sorted() {
@@ -99,14 +103,19 @@ public struct Scheduler: Sendable {
                 runs[id] = run
                 actions.append(.kill(run))
                 actions.append(.report(.killing(run)))
-                if tasks[run.key]?.definition.handler == .swift {
-                    // An in-process task cannot be stopped: it is abandoned, and the run is over now.
-                    actions += finish(id, termination: nil, at: now)
-                }
+                // An in-process task cannot be stopped: it is abandoned, and the run is over now.
+                if run.inProcess { actions += finish(id, termination: nil, at: now) }
             }
         }
         guard !isStopping else { return actions }
         for key in tasks.keys.sorted() {
+            if let retry = tasks[key]?.retry, retry.due <= now.monotonic {
+                tasks[key]!.retry = nil
+                let request = TriggerRequest(
+                    trigger: .retry, attempt: retry.attempt, wakeID: retry.wakeID, payload: retry.payload,
+                    records: retry.records)
+                _ = trigger(key, request, at: now, actions: &actions)
+            }
             guard let state = tasks[key], let due = state.nextElapse, due <= now.monotonic else { continue }
             // Every timer due now makes one trigger: `startup` if an OnStartupSec= is among them.
             let isStartup = state.pendingStartup.first.map { $0 <= now.monotonic } ?? false
@@ -118,31 +127,39 @@ public struct Scheduler: Sendable {
             }
             tasks[key]!.lastActivation = now.monotonic
             let kind: Trigger = isStartup ? .startup : (isCatchUp ? .catchup : .timer)
-            _ = trigger(key, kind, wakeID: nil, payload: nil, at: now, actions: &actions)
+            _ = trigger(key, TriggerRequest(trigger: kind), at: now, actions: &actions)
             drawRandomDelay(key)
         }
         return actions
     }
 
-    /// The handler of `runID` ended. A run the scheduler no longer tracks (abandoned) is ignored.
-    public mutating func handlerEnded(runID: String, termination: Termination, at now: ClockReading)
-        -> [SchedulerAction]
-    {
-        finish(runID, termination: termination, at: now)
+    /// The handler of `runID` ended (`result`: what a Swift handler returned, as JSON). A run the
+    /// scheduler no longer tracks (abandoned) is ignored.
+    public mutating func handlerEnded(
+        runID: String, termination: Termination, result: String? = nil, at now: ClockReading
+    ) -> [SchedulerAction] {
+        runs[runID]?.result = result
+        return finish(runID, termination: termination, at: now)
     }
 
-    /// Cancels the runs of every task the target names; returns the runs it signalled.
+    /// Cancels a run by its id, or everything of every task the target names: the run in progress,
+    /// the runs queued behind it and a pending retry. Returns the runs it signalled or ended.
     public mutating func cancel(target: String, reason: CancelReason = .requested, at now: ClockReading)
         throws(TargetError) -> (runs: [Run], actions: [SchedulerAction])
     {
-        let keys = try resolver.resolve(target)
         var actions: [SchedulerAction] = []
-        var cancelled: [Run] = []
-        for key in keys {
-            guard let id = tasks[key]?.currentRunID, let run = cancelRun(id, reason: reason, at: now, actions: &actions)
-            else { continue }
-            cancelled.append(run)
+        if let run = runs[target] {
+            let wasCurrent = tasks[run.key]?.currentRunID == run.id
+            let cancelled = detach(run.id, reason: reason, at: now, actions: &actions)
+            if wasCurrent { promoteNext(run.key, at: now, actions: &actions) }
+            actions += pump(at: now)
+            return (cancelled.map { [$0] } ?? [], actions)
         }
+        var cancelled: [Run] = []
+        for key in try resolver.resolve(target) {
+            cancelled += clear(key, reason: reason, at: now, actions: &actions)
+        }
+        actions += pump(at: now)
         return (cancelled, actions)
     }
 
@@ -160,85 +177,76 @@ public struct Scheduler: Sendable {
         return moved
     }
 
+    /// Applies a new configuration: added tasks are scheduled; removed tasks lose their runs
+    /// (reason `removed`); a changed task's run is cancelled (reason `reconfigured`) and started
+    /// again under the new definition with the same trigger; unchanged tasks are not touched.
+    public mutating func reload(_ definitions: [TaskDefinition], maxConcurrentRuns: Int, at now: ClockReading)
+        -> (diff: ReloadDiff, actions: [SchedulerAction])
+    {
+        var diff = ReloadDiff()
+        var actions: [SchedulerAction] = []
+        self.maxConcurrentRuns = max(1, maxConcurrentRuns)
+        let incoming = Dictionary(definitions.map { ($0.key, $0) }, uniquingKeysWith: { $1 })
+        for key in tasks.keys.sorted() where incoming[key] == nil {
+            _ = clear(key, reason: .removed, at: now, actions: &actions)
+            tasks[key] = nil
+            diff.removed.append(key)
+        }
+        for key in incoming.keys.sorted() {
+            let definition = incoming[key]!
+            guard let old = tasks[key] else {
+                var fresh = TaskState(definition: definition, daemonStart: startedAt)
+                fresh.pendingStartup.removeAll { $0 < now.monotonic }
+                fresh.rearmCalendar(after: now.realtime, now: now)
+                tasks[key] = fresh
+                drawRandomDelay(key)
+                diff.added.append(key)
+                continue
+            }
+            guard old.definition != definition else {
+                diff.unchanged.append(key)
+                continue
+            }
+            diff.changed.append(key)
+            tasks[key] = old.reconfigured(definition, daemonStart: startedAt, now: now)
+            drawRandomDelay(key)
+            // translationTask: the session is invalidated; the work starts again under the new definition.
+            if let currentID = old.currentRunID, let current = runs[currentID] {
+                let records = current.records
+                runs[currentID]!.records = []
+                _ = detach(currentID, reason: .reconfigured, at: now, actions: &actions)
+                let restart = TriggerRequest(
+                    trigger: current.trigger, attempt: current.attempt, wakeID: current.wakeID,
+                    payload: current.payload, records: records)
+                _ = trigger(key, restart, at: now, actions: &actions)
+            }
+        }
+        actions += pump(at: now)
+        return (diff, actions)
+    }
+
     /// The daemon is stopping: every run is cancelled (reason `shutdown`) and no new run starts.
+    /// Their acknowledged wakes stay on record, so they run again after the restart.
     public mutating func shutdown(at now: ClockReading) -> [SchedulerAction] {
         isStopping = true
         var actions: [SchedulerAction] = []
-        for id in runs.keys.sorted() { _ = cancelRun(id, reason: .shutdown, at: now, actions: &actions) }
+        ready.removeAll()
+        for id in runs.keys.sorted() {
+            guard var run = runs[id] else { continue }
+            if run.phase == .queued {
+                run.phase = .cancelling(.shutdown)
+                runs[id] = run
+                actions += finish(id, termination: nil, at: now)
+                continue
+            }
+            run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
+            if case .running = run.phase {
+                run.phase = .cancelling(.shutdown)
+                actions.append(.cancel(run))
+                actions.append(.report(.cancelling(run)))
+            }
+            runs[id] = run
+        }
         return actions
-    }
-
-    // MARK: Internals
-
-    private mutating func trigger(
-        _ key: TaskKey, _ trigger: Trigger, wakeID: String?, payload: String?, at now: ClockReading,
-        actions: inout [SchedulerAction]
-    ) -> WakeResult? {
-        guard let state = tasks[key], !isStopping else { return nil }
-        tasks[key]!.lastTrigger = now
-        if state.definition.persistent { actions.append(.persistTrigger(key, now.realtime)) }
-        if let current = state.currentRunID, let run = runs[current] {
-            actions.append(.report(.coalesced(run, trigger)))
-            return WakeResult(run: run, coalesced: true)
-        }
-        let d = state.definition
-        let run = Run(
-            id: makeRunID(), key: key, trigger: trigger, attempt: 1, wakeID: wakeID, payload: payload,
-            started: now, budget: d.budget, cancelAt: now.monotonic &+ d.cancelOffset,
-            killAt: now.monotonic &+ d.budget.microseconds, phase: .running)
-        runs[run.id] = run
-        tasks[key]!.currentRunID = run.id
-        tasks[key]!.lastActivation = now.monotonic
-        actions.append(.start(run))
-        actions.append(.report(.started(run)))
-        return WakeResult(run: run, coalesced: false)
-    }
-
-    private mutating func cancelRun(
-        _ id: String, reason: CancelReason, at now: ClockReading, actions: inout [SchedulerAction]
-    ) -> Run? {
-        guard var run = runs[id], let grace = tasks[run.key]?.definition.cancelGrace else { return nil }
-        run.killAt = min(run.killAt, now.monotonic &+ grace.microseconds)
-        if case .running = run.phase {
-            run.phase = .cancelling(reason)
-            runs[id] = run
-            actions.append(.cancel(run))
-            actions.append(.report(.cancelling(run)))
-        } else {
-            runs[id] = run
-        }
-        return run
-    }
-
-    private mutating func finish(_ id: String, termination: Termination?, at now: ClockReading)
-        -> [SchedulerAction]
-    {
-        guard var run = runs.removeValue(forKey: id) else { return [] }
-        run.termination = termination
-        run.ended = now
-        switch run.phase {
-        case .running: run.outcome = (termination?.isSuccess ?? false) ? .completed : .failed
-        case .cancelling(.budget): run.outcome = .expired
-        case .cancelling: run.outcome = .cancelled
-        case .killed(.budget): run.outcome = .killed
-        case .killed: run.outcome = .cancelled
-        }
-        tasks[run.key]?.lastDeactivation = now.monotonic
-        if tasks[run.key]?.currentRunID == id {
-            tasks[run.key]!.currentRunID = nil
-            tasks[run.key]!.lastRun = run
-        }
-        return [.report(.ended(run))]
-    }
-
-    private mutating func makeRunID() -> String {
-        let hi = random.next() as UInt64
-        let lo = random.next() as UInt64
-        return hex16(hi) + hex16(lo)
-    }
-
-    private func hex16(_ v: UInt64) -> String {
-        let s = String(v, radix: 16)
-        return String(repeating: "0", count: 16 - s.count) + s
     }
 }

@@ -6,8 +6,10 @@ public enum SchedulerAction: Hashable, Sendable {
     case cancel(Run)
     /// Hard stop: SIGKILL to a command's group / abandon the Swift task.
     case kill(Run)
-    /// Report an event (to the journal and to clients watching the run).
+    /// Report an event (to the journal, the task's history and clients watching the run).
     case report(SchedulerEvent)
     /// Keep the task's last trigger time (CLOCK_REALTIME µs) on disk: it has `Persistent=yes`.
     case persistTrigger(TaskKey, UInt64)
+    /// These acknowledged wakes are answered (their run ended for good): forget their records.
+    case settle([String])
 }

@@ -1,19 +1,29 @@
 /// Something that happened to a run, to be journaled and streamed to watching clients.
 public enum SchedulerEvent: Hashable, Sendable {
     case started(Run)
+    /// The run waits for a free slot (`MaxConcurrentRuns=`).
+    case waiting(Run)
+    /// The run waits behind the task's run in progress (`Overlap=queue`).
+    case queued(Run)
     /// Cancellation was signalled (the run's phase carries the reason).
     case cancelling(Run)
     /// The hard stop was sent.
     case killing(Run)
-    /// The run ended; `run.outcome` is set.
+    /// The run ended; `run.outcome` is set. A `fenced` run's result is stale.
     case ended(Run)
     /// A trigger found the task running and joined that run.
     case coalesced(Run, Trigger)
+    /// A trigger found the task's queue full and joined its last queued run.
+    case overflow(Run, Trigger)
+    /// The run failed; attempt `run.attempt + 1` starts after `delay` microseconds.
+    case retryScheduled(Run, delay: UInt64)
 
     /// The run the event is about.
     public var run: Run {
         switch self {
-        case .started(let r), .cancelling(let r), .killing(let r), .ended(let r), .coalesced(let r, _): return r
+        case .started(let r), .waiting(let r), .queued(let r), .cancelling(let r), .killing(let r), .ended(let r),
+            .coalesced(let r, _), .overflow(let r, _), .retryScheduled(let r, _):
+            return r
         }
     }
 }

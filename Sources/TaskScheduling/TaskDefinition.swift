@@ -20,6 +20,14 @@ public struct TaskDefinition: Hashable, Sendable {
     /// `Persistent=`: the last trigger is kept across restarts, and a calendar elapse missed while
     /// the daemon was down fires once at start (trigger `catchup`), after the random delay.
     public var persistent = false
+    /// `Overlap=`: what a trigger does when it finds a run in progress.
+    public var overlap = OverlapPolicy.coalesce
+    /// `QueueLimit=`: how many runs may wait behind the run in progress with `Overlap=queue`.
+    public var queueLimit = 8
+    /// `MaxAttempts=` and the backoff keys.
+    public var retry = RetryPolicy()
+    /// `History=`: how many ended runs the state folder keeps for the task.
+    public var historySize = 20
     public var handler: HandlerSpec
     /// Where the definition came from (a file path, or "swift" for code), for messages.
     public var source: String

@@ -1,7 +1,13 @@
 /// The scheduler's bookkeeping for one task: its definition, current run, timers and last result.
 public struct TaskState: Hashable, Sendable {
     public var definition: TaskDefinition
+    /// The task's run: running, or waiting for a slot. A cancelled run is detached from it at once.
     public var currentRunID: String?
+    /// Runs waiting behind the current one (`Overlap=queue`), oldest first.
+    public var queue: [String] = []
+    /// A retry waiting for its backoff.
+    public var retry: PendingRetry?
+    /// The last run that ended as the task's own (never a fenced run): the task's last result.
     public var lastRun: Run?
     /// Monotonic instants of `OnStartupSec=` elapses that have not fired yet.
     public var pendingStartup: [UInt64]
@@ -31,6 +37,19 @@ public struct TaskState: Hashable, Sendable {
         }
     }
 
+    /// This task under a new definition (reload): its runs, queue, retry and last trigger are kept;
+    /// its timers are armed again from now, and start-up timers already past do not fire again.
+    func reconfigured(_ new: TaskDefinition, daemonStart: ClockReading, now: ClockReading) -> TaskState {
+        var state = self
+        state.definition = new
+        state.pendingStartup = new.onStartup.map { daemonStart.monotonic &+ $0.microseconds }.sorted()
+            .filter { $0 >= now.monotonic }
+        state.catchUpPending = false
+        state.randomDelay = 0
+        state.rearmCalendar(after: now.realtime, now: now)
+        return state
+    }
+
     /// Computes the next calendar elapse strictly after `realtime`, mapped to monotonic time by `now`.
     mutating func rearmCalendar(after realtime: UInt64, now: ClockReading) {
         let next = definition.onCalendar.compactMap { $0.nextElapse(after: realtime) }.min()
@@ -42,6 +61,14 @@ public struct TaskState: Hashable, Sendable {
 
     /// The next monotonic instant a timer of this task elapses (its random delay included), or nil.
     public var nextElapse: UInt64? { nextTimer.map { $0 &+ randomDelay } }
+
+    /// The earliest instant this task needs the scheduler: a timer (random delay included) or its retry.
+    var nextDue: UInt64? {
+        switch (nextElapse, retry?.due) {
+        case (let a?, let b?): return min(a, b)
+        case (let a, let b): return a ?? b
+        }
+    }
 
     /// The earliest timer, before the random delay.
     var nextTimer: UInt64? {

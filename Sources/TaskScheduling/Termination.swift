@@ -8,6 +8,8 @@ public enum Termination: Hashable, Sendable {
     case returned
     /// A Swift handler threw; the error's description.
     case threw(String)
+    /// A Swift handler threw `TaskError.doNotRetry`: it failed and asks for no retry.
+    case threwNoRetry(String)
     /// The handler could not be started at all (for example, the executable is missing).
     case spawnFailed(String)
 

@@ -1,6 +1,13 @@
-/// The answer to a trigger for one task: the run it started, or the run in progress it joined.
+/// The answer to a trigger for one task: the run it started, queued, or joined.
 public struct WakeResult: Hashable, Sendable {
     public var run: Run
-    /// True when the trigger joined a run already in progress (design §3, `coalesced`).
-    public var coalesced: Bool
+    public var disposition: WakeDisposition
+
+    public init(run: Run, disposition: WakeDisposition) {
+        self.run = run
+        self.disposition = disposition
+    }
+
+    /// True when the trigger joined a run that already existed (coalesced or overflow).
+    public var coalesced: Bool { disposition == .coalesced || disposition == .overflow }
 }

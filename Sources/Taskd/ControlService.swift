@@ -90,6 +90,28 @@ struct ControlService: Sendable {
             try p.only(["name"])
             let info = try await daemon.status(name: try p.string("name"))
             channel.send(VarlinkReply(parameters: ["task": info.json]))
+        case SchedulerInterface.history:
+            try p.only(["name", "limit"])
+            let name = try p.string("name")
+            let limit = try p.optionalInt("limit", in: 1...10_000) ?? 20
+            let runs = try await daemon.history(name: name, limit: limit)
+            channel.send(VarlinkReply(parameters: ["runs": .array(runs.map(\.json))]))
+        case SchedulerInterface.reload:
+            try p.only([])
+            switch await daemon.reload() {
+            case .success(let diff):
+                func names(_ keys: [TaskKey]) -> JSONValue { .array(keys.map { .string($0.description) }) }
+                channel.send(
+                    VarlinkReply(parameters: [
+                        "added": names(diff.added), "removed": names(diff.removed), "changed": names(diff.changed),
+                        "unchanged": .int(Int64(diff.unchanged.count)),
+                    ]))
+            case .failure(let failure):
+                channel.send(
+                    .error(
+                        SchedulerInterface.invalidConfiguration, ["errors": .array(failure.errors.map { .string($0) })])
+                )
+            }
         case SchedulerInterface.cancel:
             try p.only(["target"])
             let runs = try await daemon.cancel(target: try p.string("target"))
@@ -125,7 +147,7 @@ struct ControlService: Sendable {
         for await update in updates {
             guard let index = latest.firstIndex(where: { $0.runId == update.runId }) else { continue }
             var info = update
-            info.coalesced = latest[index].coalesced
+            info.disposition = latest[index].disposition
             if info.state == latest[index].state { continue }
             latest[index] = info
             if channel.isClosed { return }

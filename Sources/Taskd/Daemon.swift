@@ -1,5 +1,6 @@
 import TaskRuntime
 import TaskScheduling
+import TaskdConfig
 import TaskdIO
 import TaskdProtocol
 import TaskdSystem
@@ -8,15 +9,23 @@ import TaskdSystem
     import Glibc
 #endif
 
-/// The daemon loop: an actor that feeds inputs (wakes, cancels, handler ends, its timer) to the
-/// pure `Scheduler` and performs the actions it returns: start and signal handlers, journal
-/// events, notify watchers, and re-arm one timer for the scheduler's next deadline.
+/// The daemon loop: an actor that feeds inputs (wakes, cancels, handler ends, reloads, its timer)
+/// to the pure `Scheduler` and performs the actions it returns: start and signal handlers, journal
+/// events, keep history and acknowledged wakes in the state folder, notify watchers, and re-arm
+/// one timer for the scheduler's next deadline.
 actor Daemon {
     private var scheduler: Scheduler
-    private let handlers: [TaskKey: TaskHandler]
+    private var handlers: [String: TaskHandler]
     private let journal: EventJournal
     private let notifier: ServiceNotifier
     private let stateDirectory: String
+    private let store: StateStore
+    private let loadConfig: @Sendable () -> LoadedConfig
+    private var records: [TaskKey: TaskRecord]
+    /// Tasks whose record changed since it was last handed to the store.
+    private var dirty: Set<TaskKey> = []
+    /// Ended runs that watchers learn of once the history that records them is on disk.
+    private var endedAwaitingDisk: [TaskKey: [Run]] = [:]
     private var active: [String: ActiveHandler] = [:]
     private var watches: [Int: RunWatch] = [:]
     private var nextWatchID = 0
@@ -24,20 +33,25 @@ actor Daemon {
     private var timerDeadline: UInt64?
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private var lastStatus = ""
-    private let triggerStore: TriggerStore
+    private var recordRandom = SystemRandomNumberGenerator()
 
     init(
-        definitions: [TaskDefinition], handlers: [TaskKey: TaskHandler], journal: EventJournal,
-        notifier: ServiceNotifier, stateDirectory: String, persistedTriggers: [TaskKey: UInt64] = [:]
+        config: LoadedConfig, handlers: [String: TaskHandler], journal: EventJournal, notifier: ServiceNotifier,
+        stateDirectory: String, store: StateStore, records: [TaskKey: TaskRecord],
+        loadConfig: @escaping @Sendable () -> LoadedConfig
     ) {
+        var triggers: [TaskKey: UInt64] = [:]
+        for (key, record) in records { triggers[key] = record.lastTriggerUSec }
         scheduler = Scheduler(
-            definitions: definitions, startedAt: SystemClock.now(), machineID: Self.machineID(),
-            persistedTriggers: persistedTriggers)
-        triggerStore = TriggerStore(stateDirectory: stateDirectory)
+            definitions: config.tasks, startedAt: SystemClock.now(), machineID: Self.machineID(),
+            persistedTriggers: triggers, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon))
         self.handlers = handlers
         self.journal = journal
         self.notifier = notifier
         self.stateDirectory = stateDirectory
+        self.store = store
+        self.records = records
+        self.loadConfig = loadConfig
     }
 
     /// /etc/machine-id, for FixedRandomDelay= (empty when it cannot be read).
@@ -46,19 +60,59 @@ actor Daemon {
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
     }
 
-    /// Fires what is due at start-up (`OnStartupSec=0`) and arms the timer.
-    func start() { tick() }
+    /// `MaxConcurrentRuns=`, or the number of online CPUs.
+    static func maxConcurrentRuns(_ settings: DaemonSettings) -> Int {
+        settings.maxConcurrentRuns ?? max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+
+    /// Replays the wakes acknowledged before a crash or stop that had not been answered, then
+    /// fires what is due at start-up (`OnStartupSec=0`) and arms the timer.
+    func start(recovering wakes: [WakeRecord]) {
+        var actions: [SchedulerAction] = []
+        var dropped: [String] = []
+        for wake in wakes {
+            let (result, more) = scheduler.wake(
+                key: wake.key, wakeID: wake.wakeID, payload: wake.payload, record: wake.id, at: SystemClock.now())
+            if result == nil { dropped.append(wake.id) }
+            actions += more
+        }
+        if !wakes.isEmpty {
+            journal.daemon(
+                .wakesRecovered, 4,
+                "replaying \(wakes.count - dropped.count) acknowledged wake(s) that had not finished before taskd stopped"
+                    + (dropped.isEmpty ? "" : "; \(dropped.count) of them name a task that no longer exists"),
+                [("TASKD_RECOVERED_WAKES", String(wakes.count - dropped.count))])
+        }
+        if !dropped.isEmpty { store.settle(dropped) }
+        perform(actions)
+        tick()
+    }
 
     var taskCount: Int { scheduler.tasks.count }
 
     // MARK: Requests
 
     /// Wakes the target; with `watch`, also returns a stream of every later state of those runs.
-    func wake(target: String, id: String?, payload: String?, watch: Bool) throws -> (
+    /// The reply waits until the wake is on disk (one record per task), so an acknowledged wake
+    /// survives a crash.
+    func wake(target: String, id: String?, payload: String?, watch: Bool) async throws -> (
         runs: [RunInfo], updates: AsyncStream<RunInfo>?
     ) {
         guard !scheduler.isStopping else { throw DaemonError.shuttingDown }
-        let (results, actions) = try scheduler.wake(target: target, wakeID: id, payload: payload, at: SystemClock.now())
+        let keys = try scheduler.resolver.resolve(target)
+        let now = SystemClock.now()
+        let wakes = keys.map {
+            WakeRecord(id: newRecordID(), key: $0, wakeID: id, payload: payload, acknowledgedUSec: now.realtime)
+        }
+        let ticket = store.add(wakes)
+        var results: [WakeResult] = []
+        var actions: [SchedulerAction] = []
+        for wake in wakes {
+            let (result, more) = scheduler.wake(
+                key: wake.key, wakeID: id, payload: payload, record: wake.id, at: now)
+            if let result { results.append(result) }
+            actions += more
+        }
         var updates: AsyncStream<RunInfo>?
         if watch {
             let (stream, continuation) = AsyncStream.makeStream(of: RunInfo.self)
@@ -67,19 +121,31 @@ actor Daemon {
             updates = stream
         }
         perform(actions)
-        // A run that ended while starting (spawn failure) is reported in its final state.
-        let runs = results.map { r in
-            RunInfo(
-                scheduler.tasks[r.run.key]?.lastRun?.id == r.run.id ? scheduler.tasks[r.run.key]!.lastRun! : r.run,
-                coalesced: r.coalesced)
-        }
-        return (runs, updates)
+        await store.waitDurable(ticket)
+        return (results.map { latest($0.run, disposition: $0.disposition) }, updates)
     }
 
+    /// The run as it is now: in progress, or as the history recorded its end.
+    private func latest(_ run: Run, disposition: WakeDisposition) -> RunInfo {
+        if let now = scheduler.runs[run.id] { return RunInfo(now, disposition: disposition) }
+        if var ended = records[run.key]?.history.last(where: { $0.runId == run.id }) {
+            ended.disposition = disposition.rawValue
+            return ended
+        }
+        return RunInfo(run, disposition: disposition)
+    }
+
+    private func newRecordID() -> String {
+        let value = recordRandom.next() as UInt64
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
+    }
+
+    /// Cancels a run by id, or every run, queued run and retry of the tasks the target names.
     func cancel(target: String) throws -> [RunInfo] {
         let (runs, actions) = try scheduler.cancel(target: target, reason: .requested, at: SystemClock.now())
         perform(actions)
-        return runs.map { RunInfo(scheduler.runs[$0.id] ?? $0) }
+        return runs.map { run in scheduler.runs[run.id].map { RunInfo($0) } ?? latest(run, disposition: .started) }
     }
 
     func list() -> [TaskInfo] {
@@ -92,28 +158,92 @@ actor Daemon {
         return info(for: key, now: SystemClock.now())
     }
 
-    private func info(for key: TaskKey, now: ClockReading) -> TaskInfo {
-        let state = scheduler.tasks[key]!
-        return TaskInfo(state, current: state.currentRunID.flatMap { scheduler.runs[$0] }, now: now)
+    /// The task's last `limit` runs, newest first.
+    func history(name: String, limit: Int) throws -> [RunInfo] {
+        let key = try scheduler.resolver.resolveOne(name)
+        return Array((records[key]?.history ?? []).suffix(limit).reversed())
     }
 
+    private func info(for key: TaskKey, now: ClockReading) -> TaskInfo {
+        let state = scheduler.tasks[key]!
+        let record = records[key] ?? TaskRecord()
+        return TaskInfo(
+            state, current: state.currentRunID.flatMap { scheduler.runs[$0] },
+            queued: state.queue.compactMap { scheduler.runs[$0] }, recent: Array(record.history.suffix(5).reversed()),
+            last: record.lastResult, now: now)
+    }
+
+    // MARK: Reload
+
+    /// Loads the configuration again (off the cooperative pool). An invalid one changes nothing
+    /// and its errors come back as file:line lines; a valid one is applied (see `Scheduler.reload`).
+    func reload() async -> Result<ReloadDiff, ReloadFailure> {
+        notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemClock.now().monotonic)\nSTATUS=Reloading configuration")
+        defer {
+            lastStatus = ""
+            notifier.notify("READY=1")
+            updateStatus()
+        }
+        let load = loadConfig
+        let config = await Thread.run { load() }
+        for d in config.diagnostics {
+            journal.daemon(
+                .configError, d.severity == .error ? 3 : 4, d.description,
+                [("CONFIG_FILE", d.location.file), ("CONFIG_LINE", String(d.location.line))])
+        }
+        guard config.isValid else {
+            let errors = config.diagnostics.filter { $0.severity == .error }.map(\.description)
+            journal.daemon(
+                .reloaded, 3,
+                "reload refused: the configuration has \(errors.count) error(s); the running configuration stays")
+            return .failure(ReloadFailure(errors: errors))
+        }
+        for d in config.tasks where d.handler == .swift && handlers[d.key.identifier] == nil {
+            journal.daemon(.configError, 4, "\(d.key): no Swift handler is registered; its runs will fail")
+        }
+        let (diff, actions) = scheduler.reload(
+            config.tasks, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon), at: SystemClock.now())
+        if !diff.added.isEmpty {
+            let (loaded, problems) = await store.loadTasks(diff.added)
+            for problem in problems { journal.daemon(.stateError, 4, problem) }
+            for (key, record) in loaded where records[key] == nil { records[key] = record }
+        }
+        perform(actions)
+        func names(_ keys: [TaskKey]) -> String {
+            keys.isEmpty ? "none" : keys.map(\.description).joined(separator: ", ")
+        }
+        journal.daemon(
+            .reloaded, 5,
+            diff.isEmpty
+                ? "configuration reloaded: no task changed"
+                : "configuration reloaded: added \(names(diff.added)); removed \(names(diff.removed)); changed \(names(diff.changed))",
+            [
+                ("TASKD_ADDED", diff.added.map(\.description).joined(separator: " ")),
+                ("TASKD_REMOVED", diff.removed.map(\.description).joined(separator: " ")),
+                ("TASKD_CHANGED", diff.changed.map(\.description).joined(separator: " ")),
+            ])
+        return .success(diff)
+    }
+
+    // MARK: Shutdown
+
     /// Cancels every run (reason `shutdown`) and returns once none is left: each ends by itself,
-    /// or by the hard stop `CancelGraceSec` later.
+    /// or by the hard stop `CancelGraceSec` later. Their acknowledged wakes run after the restart.
     func shutdown() async {
         let actions = scheduler.shutdown(at: SystemClock.now())
-        let grace =
-            scheduler.runs.values.compactMap { scheduler.tasks[$0.key]?.definition.cancelGrace.microseconds }.max() ?? 0
-        notifier.notify("STOPPING=1\nSTATUS=Stopping: cancelling \(scheduler.runs.count) run(s)")
+        let grace = scheduler.runs.values.map(\.cancelGrace.microseconds).max() ?? 0
+        let count = scheduler.runs.values.filter(\.isActive).count
+        notifier.notify("STOPPING=1\nSTATUS=Stopping: cancelling \(count) run(s)")
         if grace > 0 { notifier.notify("EXTEND_TIMEOUT_USEC=\(grace + 5_000_000)") }
-        journal.daemon(.daemonStopping, 5, "taskd stopping: cancelling \(scheduler.runs.count) run(s)")
+        journal.daemon(.daemonStopping, 5, "taskd stopping: cancelling \(count) run(s)")
         perform(actions)
-        if scheduler.runs.isEmpty { return }
-        await withCheckedContinuation { drainWaiters.append($0) }
+        if !scheduler.runs.isEmpty { await withCheckedContinuation { drainWaiters.append($0) } }
+        await store.waitDurable(store.add([]))
     }
 
     // MARK: Handler ends and time
 
-    func handlerEnded(runID: String, termination: Termination) {
+    func handlerEnded(runID: String, termination: Termination, result: String? = nil) {
         guard scheduler.runs[runID] != nil else {
             // An abandoned Swift task finished after all: fenced, never recorded as the task's result.
             journal.daemon(
@@ -121,7 +251,7 @@ actor Daemon {
                 [("TASK_RUN_ID", runID)])
             return
         }
-        perform(scheduler.handlerEnded(runID: runID, termination: termination, at: SystemClock.now()))
+        perform(scheduler.handlerEnded(runID: runID, termination: termination, result: result, at: SystemClock.now()))
     }
 
     /// The wall clock was set or the local time zone changed: re-arm calendar timers and journal it.
@@ -166,16 +296,46 @@ actor Daemon {
                 case nil: break
                 }
             case .persistTrigger(let key, let realtime):
-                let journal = self.journal
-                triggerStore.save(key, realtime) { message in
-                    journal.daemon(.configError, 3, "cannot keep the last trigger of \(key): \(message)")
-                }
+                records[key, default: TaskRecord()].lastTriggerUSec = realtime
+                dirty.insert(key)
+            case .settle(let ids):
+                // The history that records the answering run goes to disk first.
+                saveDirty()
+                store.settle(ids)
             case .report(let event):
                 journal.report(event)
-                notifyWatches(event)
-                if case .ended(let run) = event { active[run.id] = nil }
+                if case .ended(let run) = event {
+                    active[run.id] = nil
+                    let keep = scheduler.tasks[run.key]?.definition.historySize ?? 20
+                    records[run.key, default: TaskRecord()].append(RunInfo(run), keep: keep)
+                    dirty.insert(run.key)
+                    endedAwaitingDisk[run.key, default: []].append(run)
+                } else {
+                    notifyWatches(event)
+                }
             }
         }
+        saveDirty()
+        afterChange()
+    }
+
+    /// Hands every changed task record to the store; watchers of runs that ended hear of it once
+    /// the record is on disk.
+    private func saveDirty() {
+        for key in dirty.sorted() {
+            let ended = endedAwaitingDisk.removeValue(forKey: key) ?? []
+            let watched = ended.filter { run in watches.values.contains { $0.remaining.contains(run.id) } }
+            store.save(key, records[key] ?? TaskRecord()) { [weak self] in
+                guard !watched.isEmpty else { return }
+                Task { await self?.deliverEnded(watched) }
+            }
+        }
+        dirty.removeAll()
+        endedAwaitingDisk.removeAll()
+    }
+
+    private func deliverEnded(_ runs: [Run]) {
+        for run in runs { notifyWatches(.ended(run)) }
         afterChange()
     }
 
@@ -200,19 +360,22 @@ actor Daemon {
                 return .spawnFailed(error.message)
             }
         case .swift:
-            guard let handler = handlers[run.key] else {
+            guard let handler = handlers[run.key.identifier] else {
                 return .spawnFailed("no Swift handler is registered for \(run.key)")
             }
-            let context = TaskContext(run: run, now: SystemClock.now())
+            let now = SystemClock.now()
             let task = Task { [weak self] in
+                var result: String?
                 let termination: Termination
                 do {
-                    try await handler(context)
+                    result = try await handler(run, now: now)
                     termination = .returned
+                } catch let error as PermanentFailure {
+                    termination = .threwNoRetry(error.reason)
                 } catch {
                     termination = .threw(String(describing: error))
                 }
-                await self?.handlerEnded(runID: context.runID, termination: termination)
+                await self?.handlerEnded(runID: run.id, termination: termination, result: result)
             }
             active[run.id] = .swift(task)
             return nil
@@ -239,10 +402,6 @@ actor Daemon {
             drainWaiters.forEach { $0.resume() }
             drainWaiters.removeAll()
         }
-        for (id, watch) in watches where watch.remaining.isEmpty {
-            watch.continuation.finish()
-            watches[id] = nil
-        }
         if rearm { timer?.cancel() }
         armTimer()
         updateStatus()
@@ -268,8 +427,10 @@ actor Daemon {
     }
 
     private func updateStatus() {
-        let running = scheduler.runs.count
+        let running = scheduler.activeCount
+        let waiting = scheduler.runs.count - running
         var text = running == 0 ? "Idle" : "\(running) run(s) active"
+        if waiting > 0 { text += ", \(waiting) queued" }
         let next = scheduler.tasks.values.compactMap { s in s.nextElapse.map { ($0, s.definition.key.identifier) } }.min
         { $0.0 < $1.0 }
         if let (due, name) = next, !scheduler.isStopping {

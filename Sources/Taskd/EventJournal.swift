@@ -15,10 +15,29 @@ struct EventJournal: Sendable {
         case .started:
             entry = Self.entry(
                 .runStarted, 6,
-                "\(name): run \(short) started (trigger \(run.trigger.rawValue), budget \(run.budget))")
+                "\(name): run \(short) started (trigger \(run.trigger.rawValue)"
+                    + (run.attempt > 1 ? ", attempt \(run.attempt)" : "") + ", budget \(run.budget))")
+        case .waiting:
+            entry = Self.entry(.runQueued, 6, "\(name): run \(short) waits for a free slot (MaxConcurrentRuns=)")
+            entry.set("TASK_QUEUE", "slot")
+        case .queued:
+            entry = Self.entry(.runQueued, 6, "\(name): run \(short) queued behind the run in progress (Overlap=queue)")
+            entry.set("TASK_QUEUE", "task")
         case .coalesced(_, let trigger):
             entry = Self.entry(.coalesced, 6, "\(name): \(trigger.rawValue) trigger coalesced into run \(short)")
             entry.set("TASK_COALESCED_TRIGGER", trigger.rawValue)
+        case .overflow(_, let trigger):
+            entry = Self.entry(
+                .queueOverflow, 4,
+                "\(name): queue full (QueueLimit=); \(trigger.rawValue) trigger joined queued run \(short)")
+            entry.set("TASK_COALESCED_TRIGGER", trigger.rawValue)
+        case .retryScheduled(_, let delay):
+            let after = TimeSpan(microseconds: delay).format(accuracy: 1000)
+            entry = Self.entry(
+                .retryScheduled, 5,
+                "\(name): run \(short) \(run.outcome?.rawValue ?? "failed"); attempt \(run.attempt + 1) in \(after)")
+            entry.set("TASK_RETRY_ATTEMPT", String(run.attempt + 1))
+            entry.set("TASK_RETRY_DELAY_USEC", String(delay))
         case .cancelling:
             let reason = run.cancelReason?.rawValue ?? "?"
             entry = Self.entry(.cancelSignalled, 5, "\(name): run \(short) cancellation signalled (\(reason))")
@@ -40,9 +59,13 @@ struct EventJournal: Sendable {
             return entry(.runCompleted, 6, "\(name): run \(short) completed in \(took)")
         case .failed:
             return entry(.runFailed, 3, "\(name): run \(short) failed (\(how)) after \(took)")
+        case .cancelled where run.started == nil:
+            let reason = run.cancelReason?.rawValue ?? "?"
+            return entry(.runCancelled, 5, "\(name): run \(short) cancelled (\(reason)) before it started")
         case .cancelled:
             let reason = run.cancelReason?.rawValue ?? "?"
-            return entry(.runCancelled, 5, "\(name): run \(short) cancelled (\(reason)) after \(took), \(how)")
+            let stale = run.fenced ? "; its result is stale and ignored" : ""
+            return entry(.runCancelled, 5, "\(name): run \(short) cancelled (\(reason)) after \(took), \(how)\(stale)")
         case .expired:
             return entry(
                 .runExpired, 4,
@@ -59,6 +82,7 @@ struct EventJournal: Sendable {
         case .signaled(let s)?: return "signal \(SignalNames.name(s))"
         case .returned?: return "returned"
         case .threw(let e)?: return "threw \(e)"
+        case .threwNoRetry(let e)?: return "threw PermanentFailure: \(e)"
         case .spawnFailed(let e)?: return "could not start: \(e)"
         case nil: return "no result"
         }
@@ -79,10 +103,12 @@ struct EventJournal: Sendable {
         if let outcome = run.outcome { entry.set("TASK_OUTCOME", outcome.rawValue) }
         if let duration = run.duration { entry.set("TASK_DURATION_USEC", String(duration)) }
         if let reason = run.cancelReason { entry.set("TASK_CANCEL_REASON", reason.rawValue) }
+        if let waited = run.waited, waited > 0 { entry.set("TASK_WAITED_USEC", String(waited)) }
+        if run.fenced && run.outcome != nil { entry.set("TASK_STALE", "1") }
         switch run.termination {
         case .exited(let code)?: entry.set("TASK_EXIT_STATUS", String(code))
         case .signaled(let s)?: entry.set("TASK_SIGNAL", SignalNames.name(s))
-        case .threw(let e)?, .spawnFailed(let e)?: entry.set("TASK_ERROR", e)
+        case .threw(let e)?, .threwNoRetry(let e)?, .spawnFailed(let e)?: entry.set("TASK_ERROR", e)
         case .returned?, nil: break
         }
     }

@@ -28,7 +28,8 @@ enum HandlerEnvironment {
             "TASKD_ATTEMPT=\(run.attempt)",
             "TASKD_WAKE_ID=\(run.wakeID ?? "")",
             "TASKD_BUDGET_USEC=\(run.budget.microseconds)",
-            "TASKD_DEADLINE_USEC=\(run.deadlineRealtime)",
+            "TASKD_DEADLINE_USEC=\(run.deadlineRealtime ?? 0)",
+            "TASKD_NO_RETRY_EXIT_STATUS=\(RetryPolicy.noRetryExitStatus)",
         ]
         assignments += spec.environment
         // Keep the last assignment of each name, in first-seen order.

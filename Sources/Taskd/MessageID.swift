@@ -17,4 +17,8 @@ public enum MessageID: String, CaseIterable, Sendable {
     case request = "63f4b4b18a7149adb99ec1b509fead54"
     case lateResult = "8e69381a013142158ecdc7d516018eb0"
     case clockChanged = "f523fbdd132e405684d766124bf7af8f"
+    case runQueued = "fbb2aa91188149af85fbddb1dc010ba4"
+    case queueOverflow = "f1c8f05fa12d464b96786ec5bd78db51"
+    case wakesRecovered = "46d20dab7df34e638dce119fed1f5666"
+    case stateError = "4186c9efb27f47bb90a007455a3ad0b4"
 }

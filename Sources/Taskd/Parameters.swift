@@ -29,6 +29,16 @@ struct Parameters {
         }
     }
 
+    func optionalInt(_ name: String, in range: ClosedRange<Int>) throws(ParameterError) -> Int? {
+        switch values[name] {
+        case nil, .null?: return nil
+        case .int(let i)? where range.contains(Int(clamping: i)): return Int(i)
+        default:
+            throw ParameterError(
+                name: name, reason: "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+    }
+
     func optionalObject(_ name: String) throws(ParameterError) -> JSONValue? {
         switch values[name] {
         case nil, .null?: return nil

@@ -31,19 +31,54 @@ public struct TaskDaemon: Sendable {
 
     /// Registers `action` for `task`; a run starts on a wake that targets it or on its timers, and
     /// is cancelled (Swift task cancellation) `cancelGrace` before `budget` ends. A file
-    /// `tasks.d/IDENTIFIER.task` without `ExecStart=` may set its budget and timers instead.
+    /// `tasks.d/IDENTIFIER.task` without `ExecStart=` may set its budget, timers and policies instead.
     public func backgroundTask(
-        _ task: BackgroundTask, description: String = "", budget: Duration? = nil, cancelGrace: Duration? = nil,
-        onStartup: Duration? = nil, every interval: Duration? = nil,
-        action: @escaping TaskHandler
+        _ task: BackgroundTask<Void, Void>, description: String = "", budget: Duration? = nil,
+        cancelGrace: Duration? = nil, onStartup: Duration? = nil, every interval: Duration? = nil,
+        overlap: OverlapPolicy = .coalesce, maxAttempts: Int = 1,
+        action: @escaping @Sendable (TaskContext<Void>) async throws -> Void
+    ) -> TaskDaemon {
+        let handler = TaskHandler { run, now in
+            try await action(TaskContext(run: run, payload: nil, now: now))
+            return nil
+        }
+        return register(
+            task.key, handler, description: description, budget: budget, cancelGrace: cancelGrace,
+            onStartup: onStartup, every: interval, overlap: overlap, maxAttempts: maxAttempts)
+    }
+
+    /// Registers a typed `action`, as SwiftUI's `BackgroundTask<Request, Response>`: each wake's
+    /// JSON payload is decoded as `Payload` (a payload that does not decode fails the run, with no
+    /// retry), and the `Result` it returns is kept with the run. Throw `PermanentFailure` for no retry.
+    public func backgroundTask<Payload: Decodable & Sendable, Result: Encodable & Sendable>(
+        _ task: BackgroundTask<Payload, Result>, description: String = "", budget: Duration? = nil,
+        cancelGrace: Duration? = nil, onStartup: Duration? = nil, every interval: Duration? = nil,
+        overlap: OverlapPolicy = .coalesce, maxAttempts: Int = 1,
+        action: @escaping @Sendable (TaskContext<Payload>) async throws -> Result
+    ) -> TaskDaemon {
+        let handler = TaskHandler { run, now in
+            let payload = try PayloadCodec.decode(Payload.self, from: run.payload)
+            let result = try await action(TaskContext(run: run, payload: payload, now: now))
+            return try PayloadCodec.encode(result)
+        }
+        return register(
+            task.key, handler, description: description, budget: budget, cancelGrace: cancelGrace,
+            onStartup: onStartup, every: interval, overlap: overlap, maxAttempts: maxAttempts)
+    }
+
+    private func register(
+        _ key: TaskKey, _ handler: TaskHandler, description: String, budget: Duration?, cancelGrace: Duration?,
+        onStartup: Duration?, every interval: Duration?, overlap: OverlapPolicy, maxAttempts: Int
     ) -> TaskDaemon {
         var copy = self
-        let definition = TaskDefinition(
-            key: task.key, description: description, budget: budget.map(Self.span),
+        var definition = TaskDefinition(
+            key: key, description: description, budget: budget.map(Self.span),
             cancelGrace: cancelGrace.map(Self.span), onStartup: onStartup.map { [Self.span($0)] } ?? [],
             onUnitActive: interval.map { [Self.span($0)] } ?? [], handler: .swift, source: "swift")
-        copy.registrations.removeAll { $0.definition.key == task.key }
-        copy.registrations.append(TaskRegistration(definition: definition, handler: action))
+        definition.overlap = overlap
+        definition.retry.maxAttempts = max(1, maxAttempts)
+        copy.registrations.removeAll { $0.definition.key == key }
+        copy.registrations.append(TaskRegistration(definition: definition, handler: handler))
         return copy
     }
 
@@ -121,23 +156,23 @@ public struct TaskDaemon: Sendable {
             return 1
         }
         let notifier = ServiceNotifier()
-        var handlers: [TaskKey: TaskHandler] = [:]
-        for r in registrations { handlers[r.definition.key] = r.handler }
-        // A file may rename a Swift task's kind: its handler follows its identifier.
-        for d in config.tasks where d.handler == .swift && handlers[d.key] == nil {
-            handlers[d.key] = registrations.first { $0.definition.key.identifier == d.key.identifier }?.handler
-        }
-        let persistent = config.tasks.filter(\.persistent).map(\.key)
-        let (persisted, problems) = await TriggerStore(stateDirectory: stateDirectory).load(persistent)
-        for problem in problems { journal.daemon(.configError, 4, problem) }
+        var handlers: [String: TaskHandler] = [:]
+        for r in registrations { handlers[r.definition.key.identifier] = r.handler }
+        let store = StateStore(directory: stateDirectory) { problem in journal.daemon(.stateError, 3, problem) }
+        let (records, problems) = await store.loadTasks(config.tasks.map(\.key))
+        let (wakes, logProblems) = await store.loadWakes()
+        for problem in problems + logProblems { journal.daemon(.stateError, 4, problem) }
+        let swiftTasks = registrations.map(\.definition)
         let daemon = Daemon(
-            definitions: config.tasks, handlers: handlers, journal: journal, notifier: notifier,
-            stateDirectory: stateDirectory, persistedTriggers: persisted)
+            config: config, handlers: handlers, journal: journal, notifier: notifier, stateDirectory: stateDirectory,
+            store: store, records: records,
+            loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks) })
         let service = ControlService(daemon: daemon, journal: journal)
 
         let clockWatcher = ClockChangeWatcher(
             onChange: { Task { await daemon.clockChanged() } },
             onZoneChange: { Task { await daemon.clockChanged(zone: true) } })
+        await daemon.start(recovering: wakes)
         server.start()
         let acceptor = Task {
             await withDiscardingTaskGroup { group in
@@ -156,11 +191,9 @@ public struct TaskDaemon: Sendable {
         if getenv("NOTIFY_SOCKET") == nil {
             printHint(socketPath: server.path, example: config.tasks.first?.key.identifier)
         }
-        await daemon.start()
-
         for await number in signals.signals {
             if number == SIGHUP {
-                journal.daemon(.reloaded, 4, "SIGHUP received; reloading is not supported yet, configuration unchanged")
+                _ = await daemon.reload()
                 continue
             }
             journal.daemon(.daemonStopping, 5, "taskd received \(SignalNames.name(number)); stopping")

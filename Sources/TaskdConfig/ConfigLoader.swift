@@ -118,6 +118,13 @@ public enum ConfigLoader {
                     continue
                 }
                 if e.key == "Socket" { settings.socketPath = e.value } else { settings.stateDirectory = e.value }
+            case "MaxConcurrentRuns":
+                guard let n = Int(e.value), (1...100_000).contains(n) else {
+                    diagnostics.append(
+                        ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a whole number from 1 to 100000"))
+                    continue
+                }
+                settings.maxConcurrentRuns = n
             default:
                 if !e.key.hasPrefix("X-") {
                     diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "unknown key in section [Daemon]"))

@@ -4,6 +4,8 @@ public struct DaemonSettings: Hashable, Sendable {
     public var stateDirectory: String?
     /// `Socket=`: the control socket's path when taskd is not socket-activated.
     public var socketPath: String?
+    /// `MaxConcurrentRuns=`: how many handlers may run at once (nil: the number of CPUs).
+    public var maxConcurrentRuns: Int?
 
     public init(stateDirectory: String? = nil, socketPath: String? = nil) {
         self.stateDirectory = stateDirectory

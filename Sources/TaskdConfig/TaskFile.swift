@@ -15,6 +15,14 @@ public struct TaskFile: Hashable, Sendable {
     public var randomizedDelay: TimeSpan?
     public var fixedRandomDelay: Bool?
     public var persistent: Bool?
+    public var overlap: OverlapPolicy?
+    public var queueLimit: Int?
+    public var maxAttempts: Int?
+    public var retryBackoff: TimeSpan?
+    public var retryBackoffMax: TimeSpan?
+    public var retryJitter: Double?
+    public var retryPreventExitStatus: [Int32]?
+    public var historySize: Int?
     public var execStart: [String]?
     public var execStartLocation: SourceLocation?
     public var environment: [String] = []
@@ -51,6 +59,16 @@ public struct TaskFile: Hashable, Sendable {
         definition.randomizedDelay = randomizedDelay ?? base?.randomizedDelay ?? .zero
         definition.fixedRandomDelay = fixedRandomDelay ?? base?.fixedRandomDelay ?? false
         definition.persistent = persistent ?? base?.persistent ?? false
+        definition.overlap = overlap ?? base?.overlap ?? .coalesce
+        definition.queueLimit = queueLimit ?? base?.queueLimit ?? definition.queueLimit
+        var retry = base?.retry ?? RetryPolicy()
+        if let maxAttempts { retry.maxAttempts = maxAttempts }
+        if let retryBackoff { retry.backoff = retryBackoff }
+        if let retryBackoffMax { retry.backoffMax = retryBackoffMax }
+        if let retryJitter { retry.jitter = retryJitter }
+        if let retryPreventExitStatus { retry.preventExitStatus = retryPreventExitStatus }
+        definition.retry = retry
+        definition.historySize = historySize ?? base?.historySize ?? definition.historySize
         return definition
     }
 }

@@ -22,6 +22,37 @@ enum TaskFileKeys {
                 guard !span.isInfinite else { throw ConfigDiagnostic(e.location, key: e.key, "must be finite") }
                 f.cancelGrace = span
             },
+            "Overlap": { f, e throws(ConfigDiagnostic) in
+                guard let policy = OverlapPolicy(rawValue: e.value) else {
+                    throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not coalesce, queue or replace")
+                }
+                f.overlap = policy
+            },
+            "QueueLimit": { f, e throws(ConfigDiagnostic) in f.queueLimit = try integer(e, in: 0...10_000) },
+            "MaxAttempts": { f, e throws(ConfigDiagnostic) in f.maxAttempts = try integer(e, in: 1...1000) },
+            "RetryBackoffSec": { f, e throws(ConfigDiagnostic) in f.retryBackoff = try finiteSpan(e) },
+            "RetryBackoffMaxSec": { f, e throws(ConfigDiagnostic) in f.retryBackoffMax = try finiteSpan(e) },
+            "RetryJitter": { f, e throws(ConfigDiagnostic) in
+                guard let value = Double(e.value), value >= 0, value <= 1 else {
+                    throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a fraction from 0 to 1")
+                }
+                f.retryJitter = value
+            },
+            "RetryPreventExitStatus": { f, e throws(ConfigDiagnostic) in
+                if e.value.isEmpty {
+                    f.retryPreventExitStatus = []
+                    return
+                }
+                var statuses = f.retryPreventExitStatus ?? []
+                for word in e.value.split(separator: " ") {
+                    guard let status = Int32(word), (0...255).contains(status) else {
+                        throw ConfigDiagnostic(e.location, key: e.key, "'\(word)' is not an exit status (0 to 255)")
+                    }
+                    statuses.append(status)
+                }
+                f.retryPreventExitStatus = statuses
+            },
+            "History": { f, e throws(ConfigDiagnostic) in f.historySize = try integer(e, in: 0...10_000) },
         ],
         "Timer": [
             "OnStartupSec": { f, e throws(ConfigDiagnostic) in f.onStartup = try appendSpan(f.onStartup, e) },
@@ -103,6 +134,21 @@ enum TaskFileKeys {
         } catch {
             throw ConfigDiagnostic(e.location, key: e.key, error.description)
         }
+    }
+
+    static func finiteSpan(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> TimeSpan {
+        let span = try timeSpan(e)
+        guard !span.isInfinite else { throw ConfigDiagnostic(e.location, key: e.key, "must be finite") }
+        return span
+    }
+
+    static func integer(_ e: UnitFileEntry, in range: ClosedRange<Int>) throws(ConfigDiagnostic) -> Int {
+        guard let value = Int(e.value), range.contains(value) else {
+            throw ConfigDiagnostic(
+                e.location, key: e.key,
+                "'\(e.value)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
     }
 
     /// A list key: an empty value resets it, anything else appends (systemd's rule).

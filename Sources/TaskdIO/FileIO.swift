@@ -17,6 +17,32 @@ public enum FileIO {
         return true
     }
 
+    /// Replaces `path` with `bytes` atomically: a temporary file beside it, written and fsynced,
+    /// then renamed over it. The folder is not synced (see `syncDirectory`), so a batch syncs it once.
+    public static func replace(_ path: String, with bytes: [UInt8]) -> FileIOError? {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return FileIOError(errno: errno) }
+        let ok = writeAll(fd, bytes) && fsync(fd) == 0
+        let failure = errno
+        close(fd)
+        guard ok, rename(temporary, path) == 0 else {
+            let error = FileIOError(errno: ok ? errno : failure)
+            unlink(temporary)
+            return error
+        }
+        return nil
+    }
+
+    /// fsyncs a folder, so that the renames and creations in it are durable.
+    @discardableResult
+    public static func syncDirectory(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return fsync(fd) == 0
+    }
+
     /// The whole file at `path`, or the errno that stopped the read.
     public static func read(_ path: String) -> Result<[UInt8], FileIOError> {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

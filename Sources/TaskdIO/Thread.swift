@@ -21,4 +21,12 @@ public enum Thread {
             }, box)
         if rc == 0 { pthread_detach(thread) } else { Unmanaged<Box>.fromOpaque(box).release() }
     }
+
+    /// Runs `body` on a thread of its own and returns its value: blocking work (reading many
+    /// files) without holding a thread of the cooperative pool.
+    public static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            detach { continuation.resume(returning: body()) }
+        }
+    }
 }

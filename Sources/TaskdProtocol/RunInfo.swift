@@ -1,6 +1,7 @@
 import TaskScheduling
 
-/// The `RunInfo` type of the IDL: built from a `Run` by the daemon, read back by clients.
+/// The `RunInfo` type of the IDL: built from a `Run` by the daemon, read back by clients, and kept
+/// as the task's history in the state folder.
 public struct RunInfo: Hashable, Sendable {
     public var task: String
     public var kind: String
@@ -8,55 +9,76 @@ public struct RunInfo: Hashable, Sendable {
     public var trigger: String
     public var attempt: Int
     public var state: String
-    public var coalesced: Bool
+    /// What the wake did for this task: started, coalesced, queued or overflow.
+    public var disposition: String
     public var wakeId: String?
-    public var startedUSec: UInt64
-    public var deadlineUSec: UInt64
+    public var queuedUSec: UInt64
+    public var startedUSec: UInt64?
+    public var deadlineUSec: UInt64?
     public var budgetUSec: UInt64
+    public var waitedUSec: UInt64?
+    public var endedUSec: UInt64?
     public var durationUSec: UInt64?
     public var exitStatus: Int32?
     public var signal: String?
     public var cancelReason: String?
     public var error: String?
+    /// True for a run detached by a cancel: what its handler reported is not the task's result.
+    public var stale: Bool
+    /// What a Swift handler returned (its `Encodable` result).
+    public var result: JSONValue?
 
-    public init(_ run: Run, coalesced: Bool = false) {
+    public init(_ run: Run, disposition: WakeDisposition = .started) {
         task = run.key.identifier
         kind = run.key.kind
         runId = run.id
         trigger = run.trigger.rawValue
         attempt = run.attempt
         state = run.state
-        self.coalesced = coalesced
+        self.disposition = disposition.rawValue
         wakeId = run.wakeID
-        startedUSec = run.started.realtime
+        queuedUSec = run.queued.realtime
+        startedUSec = run.started?.realtime
         deadlineUSec = run.deadlineRealtime
         budgetUSec = run.budget.microseconds
+        waitedUSec = run.waited
+        endedUSec = run.ended?.realtime
         durationUSec = run.duration
         cancelReason = run.cancelReason?.rawValue
+        stale = run.fenced && run.outcome != nil
+        result = run.result.flatMap { try? JSONParser.parse($0) }
         switch run.termination {
         case .exited(let code)?: exitStatus = code
         case .signaled(let sig)?: signal = SignalNames.name(sig)
-        case .threw(let message)?, .spawnFailed(let message)?: error = message
+        case .threw(let message)?, .threwNoRetry(let message)?, .spawnFailed(let message)?: error = message
         case .returned?, nil: break
         }
     }
 
     /// True once the run has an outcome.
     public var hasEnded: Bool { RunOutcome(rawValue: state) != nil }
+    /// True when the wake joined a run that already existed.
+    public var coalesced: Bool { disposition == "coalesced" || disposition == "overflow" }
 
     public var json: JSONValue {
         var o: [String: JSONValue] = [
             "task": .string(task), "kind": .string(kind), "runId": .string(runId), "trigger": .string(trigger),
-            "attempt": .int(Int64(attempt)), "state": .string(state), "coalesced": .bool(coalesced),
-            "startedUSec": .int(Int64(startedUSec)), "deadlineUSec": .int(Int64(deadlineUSec)),
-            "budgetUSec": .int(Int64(budgetUSec)),
+            "attempt": .int(Int64(attempt)), "state": .string(state), "disposition": .string(disposition),
+            "coalesced": .bool(coalesced), "queuedUSec": .int(Int64(queuedUSec)),
+            "budgetUSec": .int(Int64(budgetUSec)), "stale": .bool(stale),
         ]
+        func put(_ key: String, _ value: UInt64?) { if let value { o[key] = .int(Int64(value)) } }
+        put("startedUSec", startedUSec)
+        put("deadlineUSec", deadlineUSec)
+        put("waitedUSec", waitedUSec)
+        put("endedUSec", endedUSec)
+        put("durationUSec", durationUSec)
         if let wakeId { o["wakeId"] = .string(wakeId) }
-        if let durationUSec { o["durationUSec"] = .int(Int64(durationUSec)) }
         if let exitStatus { o["exitStatus"] = .int(Int64(exitStatus)) }
         if let signal { o["signal"] = .string(signal) }
         if let cancelReason { o["cancelReason"] = .string(cancelReason) }
         if let error { o["error"] = .string(error) }
+        if let result { o["result"] = result }
         return .object(o)
     }
 
@@ -65,21 +87,27 @@ public struct RunInfo: Hashable, Sendable {
         guard let task = json["task"]?.stringValue, let kind = json["kind"]?.stringValue,
             let runId = json["runId"]?.stringValue, let state = json["state"]?.stringValue
         else { return nil }
+        func number(_ key: String) -> UInt64? { json[key]?.intValue.map { UInt64(clamping: $0) } }
         self.task = task
         self.kind = kind
         self.runId = runId
         self.state = state
         trigger = json["trigger"]?.stringValue ?? ""
         attempt = Int(json["attempt"]?.intValue ?? 1)
-        coalesced = json["coalesced"]?.boolValue ?? false
+        disposition = json["disposition"]?.stringValue ?? "started"
         wakeId = json["wakeId"]?.stringValue
-        startedUSec = UInt64(json["startedUSec"]?.intValue ?? 0)
-        deadlineUSec = UInt64(json["deadlineUSec"]?.intValue ?? 0)
-        budgetUSec = UInt64(json["budgetUSec"]?.intValue ?? 0)
-        durationUSec = json["durationUSec"]?.intValue.map { UInt64($0) }
+        queuedUSec = number("queuedUSec") ?? 0
+        startedUSec = number("startedUSec")
+        deadlineUSec = number("deadlineUSec")
+        budgetUSec = number("budgetUSec") ?? 0
+        waitedUSec = number("waitedUSec")
+        endedUSec = number("endedUSec")
+        durationUSec = number("durationUSec")
         exitStatus = json["exitStatus"]?.intValue.map { Int32(truncatingIfNeeded: $0) }
         signal = json["signal"]?.stringValue
         cancelReason = json["cancelReason"]?.stringValue
         error = json["error"]?.stringValue
+        stale = json["stale"]?.boolValue ?? false
+        result = json["result"]
     }
 }

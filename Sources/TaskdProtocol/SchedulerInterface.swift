@@ -7,19 +7,22 @@ public enum SchedulerInterface {
     public static let list = name + ".List"
     public static let status = name + ".Status"
     public static let cancel = name + ".Cancel"
+    public static let history = name + ".History"
+    public static let reload = name + ".Reload"
 
     public static let noSuchTask = name + ".NoSuchTask"
     public static let ambiguousTarget = name + ".AmbiguousTarget"
     public static let permissionDenied = name + ".PermissionDenied"
     public static let shuttingDown = name + ".ShuttingDown"
     public static let invalidRequest = name + ".InvalidRequest"
+    public static let invalidConfiguration = name + ".InvalidConfiguration"
 
     /// The IDL as `org.varlink.service.GetInterfaceDescription` returns it.
     public static let description = """
         # taskd: wake, list, inspect and cancel background tasks (the iOS background-task model on Linux).
         interface io.taskd.Scheduler
 
-        # One run of a task, as it is now. Times are CLOCK_REALTIME microseconds.
+        # One run of a task, as it is now or as it ended. Times are CLOCK_REALTIME microseconds.
         type RunInfo (
           # The task's name (its identifier).
           task: string,
@@ -28,15 +31,25 @@ public enum SchedulerInterface {
           runId: string,
           # startup, timer, wake, retry or catchup.
           trigger: string,
+          # 1, then 2, 3, ... for retries.
           attempt: int,
-          # running, cancelling, killing, or the outcome: completed, failed, cancelled, expired, killed.
+          # queued, running, cancelling, killing, or the outcome: completed, failed, cancelled, expired, killed.
           state: string,
-          # True when this trigger joined a run that was already in progress.
+          # What the wake did for this task: started, coalesced (joined the run in progress), queued (waits
+          # behind it, Overlap=queue) or overflow (the queue was full: joined the last queued run).
+          disposition: string,
+          # True when disposition is coalesced or overflow.
           coalesced: bool,
           wakeId: ?string,
-          startedUSec: int,
-          deadlineUSec: int,
+          # When the trigger created the run.
+          queuedUSec: int,
+          # When its handler started; the budget counts from here.
+          startedUSec: ?int,
+          deadlineUSec: ?int,
           budgetUSec: int,
+          # How long it waited for a free slot (MaxConcurrentRuns=) or behind another run.
+          waitedUSec: ?int,
+          endedUSec: ?int,
           durationUSec: ?int,
           exitStatus: ?int,
           # The signal that ended a command, as SIGKILL.
@@ -44,10 +57,14 @@ public enum SchedulerInterface {
           # budget, requested, superseded, reconfigured, removed or shutdown.
           cancelReason: ?string,
           # What a Swift handler threw, or why a command could not start.
-          error: ?string
+          error: ?string,
+          # True for a run detached by a cancel: what its handler reported later is not the task's result.
+          stale: bool,
+          # What a Swift handler returned (its Encodable result).
+          result: ?object
         )
 
-        # A task and its schedule.
+        # A task, its runs and its schedule.
         type TaskInfo (
           name: string,
           kind: string,
@@ -56,18 +73,31 @@ public enum SchedulerInterface {
           handler: string,
           budgetUSec: int,
           cancelGraceUSec: int,
-          # The run in progress.
+          # coalesce, queue or replace.
+          overlap: string,
+          maxAttempts: int,
+          # The run in progress (running, or queued for a free slot).
           current: ?RunInfo,
-          # The last run that ended.
+          # Runs waiting behind it (Overlap=queue), oldest first.
+          queue: []RunInfo,
+          # A retry waiting for its backoff: the attempt it will be, and when.
+          retryAttempt: ?int,
+          retryDueUSec: ?int,
+          # The last run that is the task's own result (never a stale one).
           last: ?RunInfo,
+          # The last five runs, newest first.
+          recent: []RunInfo,
           # When a timer of the task elapses next.
           nextElapseUSec: ?int,
           lastTriggerUSec: ?int
         )
 
-        # Starts a run of every task the target names (a name, a kind, or kind:identifier), or joins the
-        # run in progress. The id is SwiftUI's task(id:); the payload reaches the handler (a command reads it
-        # on standard input). With "more": true a reply follows every state change until all runs have ended.
+        # Starts a run of every task the target names (a name, a kind, or kind:identifier), or joins, queues
+        # behind or replaces the run in progress, by the task's Overlap= policy. The id is SwiftUI's task(id:):
+        # the same id as the run in progress joins it, another id cancels it (superseded) and starts anew.
+        # The payload reaches the handler (a command reads it on standard input). The reply comes once the
+        # wake is on disk: an acknowledged wake runs even if taskd crashes first. With "more": true a reply
+        # follows every state change until all runs have ended.
         method Wake(target: string, id: ?string, payload: ?object) -> (runs: []RunInfo)
 
         # Every task, sorted by name.
@@ -76,8 +106,17 @@ public enum SchedulerInterface {
         # One task: a name or kind:identifier.
         method Status(name: string) -> (task: TaskInfo)
 
-        # Cancels the runs in progress of every task the target names; returns the runs signalled.
+        # The task's last runs, newest first (at most limit, default 20; History= sets how many are kept).
+        method History(name: string, limit: ?int) -> (runs: []RunInfo)
+
+        # Cancels one run (target is its runId), or the run in progress, the queued runs and the pending
+        # retry of every task the target names; returns the runs signalled or ended.
         method Cancel(target: string) -> (runs: []RunInfo)
+
+        # Loads the configuration again. If it is invalid nothing changes (InvalidConfiguration). Otherwise
+        # added tasks are scheduled, removed tasks' runs cancelled (removed), changed tasks' runs cancelled
+        # and started again under the new definition (reconfigured); unchanged tasks are not touched.
+        method Reload() -> (added: []string, removed: []string, changed: []string, unchanged: int)
 
         # The target names no task; known lists every task as kind:identifier.
         error NoSuchTask (target: string, known: []string)
@@ -93,5 +132,8 @@ public enum SchedulerInterface {
 
         # The request was not valid Varlink: not JSON, too large, or not a call object.
         error InvalidRequest (reason: string)
+
+        # Reload found errors in the configuration, each as file:line: message; nothing was changed.
+        error InvalidConfiguration (errors: []string)
         """
 }

@@ -1,6 +1,7 @@
 import TaskScheduling
 
-/// The `TaskInfo` type of the IDL: a task, its run in progress, its last result and next elapse.
+/// The `TaskInfo` type of the IDL: a task, its run in progress, its queue, its pending retry,
+/// its last results and its next elapse.
 public struct TaskInfo: Hashable, Sendable {
     public var name: String
     public var kind: String
@@ -8,13 +9,24 @@ public struct TaskInfo: Hashable, Sendable {
     public var handler: String
     public var budgetUSec: UInt64
     public var cancelGraceUSec: UInt64
+    public var overlap: String
+    public var maxAttempts: Int
     public var current: RunInfo?
+    public var queue: [RunInfo]
+    public var retryAttempt: Int?
+    public var retryDueUSec: UInt64?
+    /// The last run that is the task's own result (never a stale one).
     public var last: RunInfo?
+    /// The last few runs, newest first.
+    public var recent: [RunInfo]
     public var nextElapseUSec: UInt64?
     public var lastTriggerUSec: UInt64?
 
     /// Builds the view of `state`; `now` converts monotonic instants to realtime.
-    public init(_ state: TaskState, current: Run?, now: ClockReading) {
+    public init(
+        _ state: TaskState, current: Run?, queued: [Run] = [], recent: [RunInfo] = [], last: RunInfo? = nil,
+        now: ClockReading
+    ) {
         let d = state.definition
         name = d.key.identifier
         kind = d.key.kind
@@ -22,8 +34,14 @@ public struct TaskInfo: Hashable, Sendable {
         handler = d.handler.label
         budgetUSec = d.budget.microseconds
         cancelGraceUSec = d.cancelGrace.microseconds
+        overlap = d.overlap.rawValue
+        maxAttempts = d.retry.maxAttempts
         self.current = current.map { RunInfo($0) }
-        last = state.lastRun.map { RunInfo($0) }
+        queue = queued.map { RunInfo($0, disposition: .queued) }
+        retryAttempt = state.retry?.attempt
+        retryDueUSec = state.retry.map { now.realtime(at: $0.due) }
+        self.last = last ?? state.lastRun.map { RunInfo($0) }
+        self.recent = recent
         // A calendar elapse is a wall-clock time already; others map from monotonic time.
         nextElapseUSec = state.nextElapse.map { next in
             guard let calendar = state.calendarDueRealtime,
@@ -38,10 +56,14 @@ public struct TaskInfo: Hashable, Sendable {
         var o: [String: JSONValue] = [
             "name": .string(name), "kind": .string(kind), "description": .string(description),
             "handler": .string(handler), "budgetUSec": .int(Int64(budgetUSec)),
-            "cancelGraceUSec": .int(Int64(cancelGraceUSec)),
+            "cancelGraceUSec": .int(Int64(cancelGraceUSec)), "overlap": .string(overlap),
+            "maxAttempts": .int(Int64(maxAttempts)), "queue": .array(queue.map(\.json)),
+            "recent": .array(recent.map(\.json)),
         ]
         if let current { o["current"] = current.json }
         if let last { o["last"] = last.json }
+        if let retryAttempt { o["retryAttempt"] = .int(Int64(retryAttempt)) }
+        if let retryDueUSec { o["retryDueUSec"] = .int(Int64(retryDueUSec)) }
         if let nextElapseUSec { o["nextElapseUSec"] = .int(Int64(nextElapseUSec)) }
         if let lastTriggerUSec { o["lastTriggerUSec"] = .int(Int64(lastTriggerUSec)) }
         return .object(o)
@@ -49,15 +71,22 @@ public struct TaskInfo: Hashable, Sendable {
 
     public init?(json: JSONValue) {
         guard let name = json["name"]?.stringValue, let kind = json["kind"]?.stringValue else { return nil }
+        func number(_ key: String) -> UInt64? { json[key]?.intValue.map { UInt64(clamping: $0) } }
         self.name = name
         self.kind = kind
         description = json["description"]?.stringValue ?? ""
         handler = json["handler"]?.stringValue ?? ""
-        budgetUSec = UInt64(json["budgetUSec"]?.intValue ?? 0)
-        cancelGraceUSec = UInt64(json["cancelGraceUSec"]?.intValue ?? 0)
+        budgetUSec = number("budgetUSec") ?? 0
+        cancelGraceUSec = number("cancelGraceUSec") ?? 0
+        overlap = json["overlap"]?.stringValue ?? "coalesce"
+        maxAttempts = Int(json["maxAttempts"]?.intValue ?? 1)
         current = json["current"].flatMap(RunInfo.init(json:))
+        queue = (json["queue"]?.arrayValue ?? []).compactMap(RunInfo.init(json:))
+        retryAttempt = json["retryAttempt"]?.intValue.map { Int($0) }
+        retryDueUSec = number("retryDueUSec")
         last = json["last"].flatMap(RunInfo.init(json:))
-        nextElapseUSec = json["nextElapseUSec"]?.intValue.map { UInt64($0) }
-        lastTriggerUSec = json["lastTriggerUSec"]?.intValue.map { UInt64($0) }
+        recent = (json["recent"]?.arrayValue ?? []).compactMap(RunInfo.init(json:))
+        nextElapseUSec = number("nextElapseUSec")
+        lastTriggerUSec = number("lastTriggerUSec")
     }
 }

@@ -89,7 +89,7 @@ struct SchedulerTests {
     mutating func coalescing() throws {
         var s = scheduler([commandTask("t")])
         let first = try s.wake(target: "t", at: clock.now)
-        let second = try s.wake(target: "t", wakeID: "x", at: clock.at(seconds: 1))
+        let second = try s.wake(target: "t", at: clock.at(seconds: 1))
         #expect(second.actions.trace == ["coalesced"])
         #expect(second.runs.first?.coalesced == true)
         #expect(second.runs.first?.run.id == first.runs.first?.run.id)

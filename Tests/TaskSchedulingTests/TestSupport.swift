@@ -40,7 +40,8 @@ func swiftTask(_ name: String, budget: UInt64 = 30, grace: UInt64 = 5) -> TaskDe
 }
 
 extension [SchedulerAction] {
-    /// A compact trace: `start`, `cancel`, `kill`, `started`, `cancelling`, `killing`, `ended:<outcome>`, `coalesced`.
+    /// A compact trace: `start`, `cancel`, `kill`, `started`, `cancelling`, `killing`, `ended:<outcome>`,
+    /// `coalesced`, `waiting`, `queued`, `overflow`, `retry:<next attempt>`, `persist`, `settle:<records>`.
     var trace: [String] {
         map { action in
             switch action {
@@ -52,7 +53,12 @@ extension [SchedulerAction] {
             case .report(.killing): return "killing"
             case .report(.ended(let run)): return "ended:\(run.outcome!.rawValue)"
             case .report(.coalesced): return "coalesced"
+            case .report(.waiting): return "waiting"
+            case .report(.queued): return "queued"
+            case .report(.overflow): return "overflow"
+            case .report(.retryScheduled(let run, _)): return "retry:\(run.attempt + 1)"
             case .persistTrigger: return "persist"
+            case .settle(let records): return "settle:" + records.joined(separator: ",")
             }
         }
     }

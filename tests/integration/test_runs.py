@@ -134,7 +134,7 @@ def test_cancel_stops_a_run_with_reason_requested(daemon_factory):
     wait_for(lambda: [e for e in journal(TASK_RUN_ID=run["runId"]) if e.get("MESSAGE_ID") == CANCELLED])
     e = ended(run["runId"])
     assert e["TASK_CANCEL_REASON"] == "requested" and e["TASK_SIGNAL"] == "SIGTERM"
-    assert d.taskctl("cancel", "long").stdout.strip() == "long: no run in progress"
+    assert d.taskctl("cancel", "long").stdout.strip() == "long: nothing to cancel"
 
 
 def test_swift_handler_oncancel_runs_at_budget_minus_grace(daemon_factory, tmp_path):
@@ -206,29 +206,32 @@ def test_on_calendar_fires_on_the_wall_clock(daemon_factory):
 def test_persistent_catches_up_a_missed_elapse_once_and_keeps_the_trigger(daemon_factory):
     d = daemon_factory({"nightly.task": task("/bin/true", kind="processing",
                                              extra="[Timer]\nOnCalendar=*-*-* 03:00:00 UTC\nPersistent=yes")})
-    stamp = d.state / "timers" / "processing:nightly"
+    stamp = d.state / "tasks" / "processing:nightly.json"
     stamp.parent.mkdir(parents=True)
     two_days_ago = int(time.time() * 1_000_000) - 2 * 86_400_000_000
-    stamp.write_text(f"{two_days_ago}\n")
+    stamp.write_text(json.dumps({"version": 1, "task": "nightly", "kind": "processing",
+                                 "lastTriggerUSec": two_days_ago, "history": []}))
     d.start()
     runs = wait_for(lambda: [e for e in journal(TASK="nightly", _PID=str(d.proc.pid)) if e.get("MESSAGE_ID") == STARTED],
                     what="the catch-up run")
     assert [e["TASK_TRIGGER"] for e in runs] == ["catchup"]
-    stored = wait_for(lambda: int(stamp.read_text()) if int(stamp.read_text()) != two_days_ago else None,
-                      what="the new trigger on disk")
+    stored = wait_for(lambda: (lambda t: t if t != two_days_ago else None)(
+        json.loads(stamp.read_text())["lastTriggerUSec"]), what="the new trigger on disk")
     assert abs(stored - int(runs[0]["__REALTIME_TIMESTAMP"])) < 1_000_000
     time.sleep(0.5)
     assert len([e for e in journal(TASK="nightly", _PID=str(d.proc.pid)) if e.get("MESSAGE_ID") == STARTED]) == 1
 
 
-def test_a_damaged_trigger_file_is_reported_and_ignored(daemon_factory):
+def test_a_damaged_task_record_is_reported_moved_aside_and_ignored(daemon_factory):
     d = daemon_factory({"nightly.task": task("/bin/true", kind="processing",
                                              extra="[Timer]\nOnCalendar=*-*-* 03:00:00 UTC\nPersistent=yes")})
-    stamp = d.state / "timers" / "processing:nightly"
+    stamp = d.state / "tasks" / "processing:nightly.json"
     stamp.parent.mkdir(parents=True)
     stamp.write_text("garbage\n")
     d.start()
     assert d.taskctl("status", "nightly").returncode == 0
-    problems = wait_for(lambda: [e for e in journal(_PID=str(d.proc.pid)) if "not a timestamp" in e.get("MESSAGE", "")],
+    problems = wait_for(lambda: [e for e in journal(_PID=str(d.proc.pid)) if "not a task record" in e.get("MESSAGE", "")],
                         what="the report")
     assert str(stamp) in problems[0]["MESSAGE"]
+    aside = list(stamp.parent.glob("processing:nightly.json.damaged-*"))
+    assert len(aside) == 1 and aside[0].read_text() == "garbage\n"

@@ -1,0 +1,9 @@
+/// What a trigger does when it finds the task's run in progress (`Overlap=`).
+public enum OverlapPolicy: String, Hashable, Sendable, CaseIterable {
+    /// The trigger joins the run in progress (the default).
+    case coalesce
+    /// The trigger waits behind the run in progress, in a queue of at most `QueueLimit=` runs.
+    case queue
+    /// The run in progress is cancelled (reason `superseded`) and a new run starts.
+    case replace
+}

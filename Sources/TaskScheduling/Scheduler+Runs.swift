@@ -1,0 +1,257 @@
+/// The scheduler's internals: how a trigger becomes a run (overlap, supersession, the slot queue),
+/// how a run ends (outcome, fencing, retry, the next queued run), and how runs are cancelled.
+extension Scheduler {
+    /// Applies `request` to `key`: joins, queues behind or supersedes the current run, or makes a new one.
+    mutating func trigger(
+        _ key: TaskKey, _ request: TriggerRequest, at now: ClockReading, actions: inout [SchedulerAction]
+    )
+        -> WakeResult?
+    {
+        guard let state = tasks[key], !isStopping else { return nil }
+        tasks[key]!.lastTrigger = now
+        if state.definition.persistent { actions.append(.persistTrigger(key, now.realtime)) }
+        if let currentID = state.currentRunID, var current = runs[currentID] {
+            // task(id:): an id decides by itself; without one the task's Overlap= policy does.
+            let supersedes = request.wakeID.map { $0 != current.wakeID } ?? (state.definition.overlap == .replace)
+            if !supersedes && (request.wakeID != nil || state.definition.overlap == .coalesce) {
+                current.records += request.records
+                runs[currentID] = current
+                actions.append(.report(.coalesced(current, request.trigger)))
+                return WakeResult(run: current, disposition: .coalesced)
+            }
+            if !supersedes {
+                return enqueue(key, request, at: now, actions: &actions)
+            }
+            _ = detach(currentID, reason: .superseded, at: now, actions: &actions)
+            for id in tasks[key]!.queue { _ = detach(id, reason: .superseded, at: now, actions: &actions) }
+        }
+        var run = makeRun(key, request, at: now)
+        if let retry = tasks[key]!.retry {
+            // A new run does the work the retry would have done: the retry is dropped, its wakes move over.
+            run.records += retry.records
+            tasks[key]!.retry = nil
+        }
+        runs[run.id] = run
+        tasks[key]!.currentRunID = run.id
+        admit(run.id, at: now, actions: &actions)
+        return WakeResult(run: runs[run.id] ?? run, disposition: .started)
+    }
+
+    /// `Overlap=queue`: the trigger waits behind the current run, or joins the last queued run when the queue is full.
+    private mutating func enqueue(
+        _ key: TaskKey, _ request: TriggerRequest, at now: ClockReading, actions: inout [SchedulerAction]
+    ) -> WakeResult {
+        let state = tasks[key]!
+        if state.queue.count >= state.definition.queueLimit, let lastID = state.queue.last ?? state.currentRunID {
+            runs[lastID]!.records += request.records
+            actions.append(.report(.overflow(runs[lastID]!, request.trigger)))
+            return WakeResult(run: runs[lastID]!, disposition: .overflow)
+        }
+        let run = makeRun(key, request, at: now)
+        runs[run.id] = run
+        tasks[key]!.queue.append(run.id)
+        actions.append(.report(.queued(run)))
+        return WakeResult(run: run, disposition: .queued)
+    }
+
+    private mutating func makeRun(_ key: TaskKey, _ request: TriggerRequest, at now: ClockReading) -> Run {
+        let d = tasks[key]!.definition
+        var run = Run(
+            id: makeRunID(), key: key, trigger: request.trigger, attempt: request.attempt, wakeID: request.wakeID,
+            payload: request.payload, queued: now, budget: d.budget, cancelGrace: d.cancelGrace,
+            inProcess: d.handler == .swift)
+        run.records = request.records
+        return run
+    }
+
+    /// The task's current run may start: now if a slot is free, else in the ready queue.
+    private mutating func admit(_ id: String, at now: ClockReading, actions: inout [SchedulerAction]) {
+        guard let run = runs[id] else { return }
+        if ready.isEmpty && activeCount < maxConcurrentRuns {
+            start(id, at: now, actions: &actions)
+            return
+        }
+        let index =
+            run.key.kind == TaskKind.appRefresh
+            ? (ready.firstIndex { runs[$0]?.key.kind != TaskKind.appRefresh } ?? ready.count) : ready.count
+        ready.insert(id, at: index)
+        actions.append(.report(.waiting(run)))
+    }
+
+    /// Starts waiting runs while slots are free.
+    mutating func pump(at now: ClockReading) -> [SchedulerAction] {
+        var actions: [SchedulerAction] = []
+        while !isStopping, !ready.isEmpty, activeCount < maxConcurrentRuns {
+            start(ready.removeFirst(), at: now, actions: &actions)
+        }
+        return actions
+    }
+
+    /// The budget starts now, under the task's current definition.
+    private mutating func start(_ id: String, at now: ClockReading, actions: inout [SchedulerAction]) {
+        guard var run = runs[id], let d = tasks[run.key]?.definition else { return }
+        run.started = now
+        run.budget = d.budget
+        run.cancelGrace = d.cancelGrace
+        run.inProcess = d.handler == .swift
+        run.cancelAt = now.monotonic &+ d.cancelOffset
+        run.killAt = now.monotonic &+ d.budget.microseconds
+        run.phase = .running
+        runs[id] = run
+        tasks[run.key]!.lastActivation = now.monotonic
+        actions.append(.start(run))
+        actions.append(.report(.started(run)))
+    }
+
+    /// The next queued run of the task (if any) becomes its current run.
+    mutating func promoteNext(_ key: TaskKey, at now: ClockReading, actions: inout [SchedulerAction]) {
+        guard tasks[key]?.currentRunID == nil, let next = tasks[key]?.queue.first else { return }
+        tasks[key]!.queue.removeFirst()
+        tasks[key]!.currentRunID = next
+        if let retry = tasks[key]!.retry {
+            runs[next]!.records += retry.records
+            tasks[key]!.retry = nil
+        }
+        admit(next, at: now, actions: &actions)
+    }
+
+    /// Cancels everything of one task: its queued runs, its pending retry and its current run.
+    mutating func clear(_ key: TaskKey, reason: CancelReason, at now: ClockReading, actions: inout [SchedulerAction])
+        -> [Run]
+    {
+        guard let state = tasks[key] else { return [] }
+        var cancelled: [Run] = []
+        for id in state.queue {
+            if let run = detach(id, reason: reason, at: now, actions: &actions) { cancelled.append(run) }
+        }
+        if let retry = state.retry {
+            tasks[key]!.retry = nil
+            actions.append(.settle(retry.records))
+        }
+        if let id = state.currentRunID, let run = detach(id, reason: reason, at: now, actions: &actions) {
+            cancelled.insert(run, at: 0)
+        }
+        return cancelled
+    }
+
+    /// Cancels one run and detaches it from its task (fencing its result). A run that has not
+    /// started ends at once; a running one gets its cancellation now and its hard stop one grace later.
+    mutating func detach(_ id: String, reason: CancelReason, at now: ClockReading, actions: inout [SchedulerAction])
+        -> Run?
+    {
+        guard var run = runs[id] else { return nil }
+        if tasks[run.key]?.currentRunID == id { tasks[run.key]!.currentRunID = nil }
+        tasks[run.key]?.queue.removeAll { $0 == id }
+        ready.removeAll { $0 == id }
+        run.fenced = true
+        if run.phase == .queued {
+            run.phase = .cancelling(reason)
+            runs[id] = run
+            let ended = finish(id, termination: nil, at: now)
+            actions += ended
+            return ended.firstEnded ?? run
+        }
+        run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
+        if case .running = run.phase {
+            run.phase = .cancelling(reason)
+            actions.append(.cancel(run))
+            actions.append(.report(.cancelling(run)))
+        }
+        runs[id] = run
+        return run
+    }
+
+    /// The run is over: its outcome, then (for the task's own run) its retry or the next queued run.
+    mutating func finish(_ id: String, termination: Termination?, at now: ClockReading) -> [SchedulerAction] {
+        guard var run = runs.removeValue(forKey: id) else { return [] }
+        ready.removeAll { $0 == id }
+        run.termination = termination
+        run.ended = now
+        run.outcome = Self.outcome(of: run)
+        var actions: [SchedulerAction] = [.report(.ended(run))]
+        if run.started != nil { tasks[run.key]?.lastDeactivation = now.monotonic }
+        guard let state = tasks[run.key], state.currentRunID == id else {
+            // Fenced, or its task is gone. A run cut short by shutdown answers nothing: its wakes run again.
+            let answered = run.cancelReason != .shutdown || (termination?.isSuccess ?? false)
+            if answered && !run.records.isEmpty { actions.append(.settle(run.records)) }
+            actions += pump(at: now)
+            return actions
+        }
+        tasks[run.key]!.currentRunID = nil
+        tasks[run.key]!.lastRun = run
+        let policy = state.definition.retry
+        if !isStopping, run.attempt < policy.maxAttempts,
+            policy.allowsRetry(outcome: run.outcome!, termination: termination)
+        {
+            if let next = state.queue.first {
+                // A queued run starts at once and does the work; the failed run's wakes ride with it.
+                runs[next]!.records += run.records
+            } else {
+                let delay = policy.delay(after: run.attempt, unit: randomUnit())
+                tasks[run.key]!.retry = PendingRetry(
+                    due: now.monotonic &+ delay, attempt: run.attempt + 1, wakeID: run.wakeID, payload: run.payload,
+                    records: run.records, failedRunID: run.id)
+                actions.append(.report(.retryScheduled(run, delay: delay)))
+            }
+        } else if !run.records.isEmpty && (run.cancelReason != .shutdown || (termination?.isSuccess ?? false)) {
+            actions.append(.settle(run.records))
+        }
+        promoteNext(run.key, at: now, actions: &actions)
+        actions += pump(at: now)
+        return actions
+    }
+
+    static func outcome(of run: Run) -> RunOutcome {
+        switch run.phase {
+        case .queued: return .cancelled
+        case .running: return (run.termination?.isSuccess ?? false) ? .completed : .failed
+        case .cancelling(.budget): return .expired
+        case .cancelling: return .cancelled
+        case .killed(.budget): return .killed
+        case .killed: return .cancelled
+        }
+    }
+
+    /// Draws the `RandomizedDelaySec=` delay for the task's next arming (systemd re-draws it each time).
+    mutating func drawRandomDelay(_ key: TaskKey) {
+        guard let d = tasks[key]?.definition, d.randomizedDelay.microseconds > 0 else { return }
+        let span = d.randomizedDelay.microseconds
+        if d.fixedRandomDelay {
+            tasks[key]!.randomDelay = Self.stableHash(machineID + "\u{0}" + key.description) % span
+        } else {
+            tasks[key]!.randomDelay = random.next(upperBound: span)
+        }
+    }
+
+    /// FNV-1a, 64 bits: the same on every run and machine for the same input.
+    static func stableHash(_ s: String) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in s.utf8 {
+            h ^= UInt64(b)
+            h = h &* 0x100_0000_01b3
+        }
+        return h
+    }
+
+    /// Uniform in [0, 1), from the injected generator.
+    private mutating func randomUnit() -> Double { Double(random.next() >> 11) / Double(UInt64(1) << 53) }
+
+    private mutating func makeRunID() -> String {
+        let hi = random.next() as UInt64
+        let lo = random.next() as UInt64
+        return Self.hex16(hi) + Self.hex16(lo)
+    }
+
+    private static func hex16(_ v: UInt64) -> String {
+        let s = String(v, radix: 16)
+        return String(repeating: "0", count: 16 - s.count) + s
+    }
+}
+
+extension [SchedulerAction] {
+    /// The run of the first `ended` report.
+    fileprivate var firstEnded: Run? {
+        for case .report(.ended(let run)) in self { return run }
+        return nil
+    }
+}

@@ -1,0 +1,9 @@
+/// One trigger for one task, as the scheduler handles it: what fired, and what it carries.
+struct TriggerRequest: Hashable, Sendable {
+    var trigger: Trigger
+    var attempt = 1
+    var wakeID: String? = nil
+    var payload: String? = nil
+    /// The acknowledged wakes (durable records) this trigger answers for.
+    var records: [String] = []
+}

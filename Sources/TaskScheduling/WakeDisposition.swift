@@ -1,0 +1,11 @@
+/// What a trigger did for one task (the `disposition` of a run in a Wake reply).
+public enum WakeDisposition: String, Hashable, Sendable {
+    /// A new run was created; it starts now, or when a slot is free (`MaxConcurrentRuns=`).
+    case started
+    /// The trigger joined the run in progress (`Overlap=coalesce`, or a wake with the same id).
+    case coalesced
+    /// The trigger waits behind the run in progress (`Overlap=queue`).
+    case queued
+    /// The task's queue was full: the trigger joined the last queued run, and the overflow was journaled.
+    case overflow
+}

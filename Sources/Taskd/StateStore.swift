@@ -1,0 +1,266 @@
+@preconcurrency import Dispatch
+import Synchronization
+import TaskScheduling
+import TaskdIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The state folder. Per task, `tasks/KIND:IDENTIFIER.json` (a `TaskRecord`), replaced atomically:
+/// temporary file, fsync, rename, fsync of the folder. And `wakes.log`, the acknowledged wakes not
+/// yet answered: one JSON line per record added or settled, appended and fdatasynced in batches
+/// (group commit), compacted when mostly settled. All file work happens on one serial queue, never
+/// on the cooperative pool; a failure is reported through `onError` and scheduling goes on in memory.
+final class StateStore: Sendable {
+    let directory: String
+    private let queue = DispatchQueue(label: "taskd.state")
+    private let pending = Mutex(Pending())
+    private let log = Mutex(LogFile())
+    private let onError: @Sendable (String) -> Void
+
+    /// Work handed to the queue and not yet written.
+    private struct Pending {
+        var snapshots: [TaskKey: [UInt8]] = [:]
+        var afterSnapshots: [@Sendable () -> Void] = []
+        var lines: [UInt8] = []
+        var records: [(id: String, line: [UInt8]?)] = []
+        var sequence: UInt64 = 0
+        var durable: UInt64 = 0
+        var waiters: [(UInt64, CheckedContinuation<Void, Never>)] = []
+        var scheduled = false
+    }
+
+    /// The open log and the records it holds that are not settled (for compaction).
+    private struct LogFile {
+        var fd: Int32 = -1
+        var size = 0
+        var live: [String: [UInt8]] = [:]
+        var failing = false
+    }
+
+    init(directory: String, onError: @escaping @Sendable (String) -> Void) {
+        self.directory = directory
+        self.onError = onError
+    }
+
+    var tasksDirectory: String { directory + "/tasks" }
+    var logPath: String { directory + "/wakes.log" }
+
+    func taskPath(_ key: TaskKey) -> String { tasksDirectory + "/" + key.description + ".json" }
+
+    // MARK: Start-up
+
+    /// Reads the records of `keys`. A file that cannot be used is reported and moved aside
+    /// (`NAME.damaged-USEC`); nothing is lost silently.
+    func loadTasks(_ keys: [TaskKey]) async -> (tasks: [TaskKey: TaskRecord], problems: [String]) {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                var problems: [String] = []
+                mkdir(self.directory, 0o755)
+                mkdir(self.tasksDirectory, 0o755)
+                var tasks: [TaskKey: TaskRecord] = [:]
+                for key in keys {
+                    let path = self.taskPath(key)
+                    switch FileIO.read(path) {
+                    case .failure(let error) where error.errno == ENOENT: continue
+                    case .failure(let error):
+                        problems.append("\(path): cannot read (\(error)); \(self.moveAside(path))")
+                    case .success(let bytes):
+                        if let record = TaskRecord(decoding: bytes) {
+                            tasks[key] = record
+                        } else {
+                            problems.append("\(path): not a task record; \(self.moveAside(path))")
+                        }
+                    }
+                }
+                continuation.resume(returning: (tasks, problems))
+            }
+        }
+    }
+
+    /// The acknowledged wakes not yet answered, oldest first; the log is compacted to them.
+    func loadWakes() async -> (wakes: [WakeRecord], problems: [String]) {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                var problems: [String] = []
+                mkdir(self.directory, 0o755)
+                let wakes = self.openLog(&problems)
+                continuation.resume(returning: (wakes, problems))
+            }
+        }
+    }
+
+    private func moveAside(_ path: String) -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let aside = path + ".damaged-\(Int(now.tv_sec) * 1_000_000 + now.tv_nsec / 1000)"
+        return rename(path, aside) == 0
+            ? "moved aside to \(aside)" : "could not move it aside (\(String(cString: strerror(errno))))"
+    }
+
+    /// Replays the log into its live records and rewrites it with only those.
+    private func openLog(_ problems: inout [String]) -> [WakeRecord] {
+        var live: [String: WakeRecord] = [:]
+        var order: [String] = []
+        switch FileIO.read(logPath) {
+        case .failure(let error) where error.errno == ENOENT: break
+        case .failure(let error):
+            problems.append("\(logPath): cannot read (\(error)); \(moveAside(logPath))")
+        case .success(let bytes):
+            let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            for (number, raw) in lines.enumerated() {
+                if raw.isEmpty { continue }
+                let isTail = number == lines.count - 1
+                guard let parsed = WakeRecord.parse(Substring(decoding: raw, as: UTF8.self)) else {
+                    // A torn last line was never acknowledged (the ack waits for its fdatasync).
+                    if !isTail { problems.append("\(logPath):\(number + 1): not a wake record; skipped") }
+                    continue
+                }
+                if let record = parsed.added {
+                    if live[record.id] == nil { order.append(record.id) }
+                    live[record.id] = record
+                }
+                if let id = parsed.settled { live[id] = nil }
+            }
+        }
+        let wakes = order.compactMap { live[$0] }
+        log.withLock { file in
+            file.live = Dictionary(wakes.map { ($0.id, $0.line) }, uniquingKeysWith: { $1 })
+        }
+        if let problem = compact() { problems.append(problem) }
+        return wakes
+    }
+
+    /// Rewrites the log with its live records only (atomically) and reopens it for appending.
+    private func compact() -> String? {
+        log.withLock { file -> String? in
+            let bytes = file.live.values.flatMap { $0 }
+            if let error = FileIO.replace(logPath, with: bytes) {
+                file.failing = true
+                return "\(logPath): cannot write (\(error)); acknowledged wakes are kept in memory only"
+            }
+            FileIO.syncDirectory(directory)
+            if file.fd >= 0 { close(file.fd) }
+            file.fd = open(logPath, O_WRONLY | O_APPEND | O_CLOEXEC)
+            file.size = bytes.count
+            return file.fd < 0 ? "\(logPath): cannot open (\(String(cString: strerror(errno))))" : nil
+        }
+    }
+
+    // MARK: Writes
+
+    /// Records acknowledged wakes; returns a ticket for `waitDurable`. Call before starting their runs,
+    /// so that a run that ends at once settles a record that is already in the log.
+    func add(_ records: [WakeRecord]) -> UInt64 {
+        enqueue { p in
+            for r in records {
+                let line = r.line
+                p.lines += line
+                p.records.append((r.id, line))
+            }
+        }
+    }
+
+    /// The runs answering these records ended for good.
+    func settle(_ ids: [String]) {
+        _ = enqueue { p in
+            for id in ids {
+                p.lines += WakeRecord.settleLine(id)
+                p.records.append((id, nil))
+            }
+        }
+    }
+
+    /// Keeps the latest state of a task; `then` runs once it is on disk (or failed to get there).
+    /// Snapshots of one task queued together are written once, the latest.
+    func save(_ key: TaskKey, _ record: TaskRecord, then: (@Sendable () -> Void)? = nil) {
+        let bytes = record.encoded(key)
+        _ = enqueue { p in
+            p.snapshots[key] = bytes
+            if let then { p.afterSnapshots.append(then) }
+        }
+    }
+
+    /// Returns once everything enqueued up to `ticket` has been written and synced.
+    func waitDurable(_ ticket: UInt64) async {
+        await withCheckedContinuation { continuation in
+            let done = pending.withLock { p -> Bool in
+                if p.durable >= ticket { return true }
+                p.waiters.append((ticket, continuation))
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func enqueue(_ change: (inout Pending) -> Void) -> UInt64 {
+        let (ticket, schedule) = pending.withLock { p -> (UInt64, Bool) in
+            change(&p)
+            p.sequence += 1
+            let schedule = !p.scheduled
+            p.scheduled = true
+            return (p.sequence, schedule)
+        }
+        if schedule { queue.async { self.flush() } }
+        return ticket
+    }
+
+    /// Writes everything pending: task snapshots first, then the log lines (so a wake is settled
+    /// on disk only after the history that records its run), then wakes the waiters.
+    private func flush() {
+        let batch = pending.withLock { p -> Pending in
+            let batch = p
+            p.snapshots = [:]
+            p.afterSnapshots = []
+            p.lines = []
+            p.records = []
+            p.scheduled = false
+            return batch
+        }
+        if !batch.snapshots.isEmpty {
+            var failures: [String] = []
+            mkdir(tasksDirectory, 0o755)
+            for (key, bytes) in batch.snapshots {
+                if let error = FileIO.replace(taskPath(key), with: bytes) {
+                    failures.append("\(taskPath(key)): cannot write (\(error))")
+                }
+            }
+            FileIO.syncDirectory(tasksDirectory)
+            if let first = failures.first {
+                onError(first + (failures.count > 1 ? " (and \(failures.count - 1) more)" : ""))
+            }
+        }
+        batch.afterSnapshots.forEach { $0() }
+        if !batch.lines.isEmpty { appendLines(batch) }
+        let ready = pending.withLock { p -> [CheckedContinuation<Void, Never>] in
+            p.durable = batch.sequence
+            let ready = p.waiters.filter { $0.0 <= batch.sequence }.map(\.1)
+            p.waiters.removeAll { $0.0 <= batch.sequence }
+            return ready
+        }
+        ready.forEach { $0.resume() }
+    }
+
+    private func appendLines(_ batch: Pending) {
+        let needsCompaction = log.withLock { file -> Bool in
+            for (id, line) in batch.records { file.live[id] = line }
+            let written = file.fd >= 0 && FileIO.writeAll(file.fd, batch.lines) && fdatasync(file.fd) == 0
+            if written {
+                file.size += batch.lines.count
+                if file.failing { onError("\(logPath): writable again") }
+                file.failing = false
+            } else if !file.failing {
+                file.failing = true
+                onError(
+                    "\(logPath): cannot write (\(String(cString: strerror(errno)))); acknowledged wakes are kept in memory only"
+                )
+            }
+            let liveBytes = file.live.values.reduce(0) { $0 + $1.count }
+            return file.failing || (file.size > 1 << 20 && file.size > 4 * liveBytes)
+        }
+        if needsCompaction, let problem = compact() {
+            if !log.withLock({ $0.failing }) { onError(problem) }
+        }
+    }
+}

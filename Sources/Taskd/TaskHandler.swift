@@ -1,0 +1,9 @@
+import TaskScheduling
+
+/// A registered Swift handler with its types erased: it decodes the run's payload, runs the
+/// action, and returns its result encoded as JSON text (nil for a task without a result type).
+struct TaskHandler: Sendable {
+    let body: @Sendable (Run, ClockReading) async throws -> String?
+
+    func callAsFunction(_ run: Run, now: ClockReading) async throws -> String? { try await body(run, now) }
+}

@@ -1,0 +1,43 @@
+import TaskScheduling
+import TaskdProtocol
+
+/// An acknowledged wake of one task, kept in `STATE/wakes.log` from before the acknowledgement
+/// until the run that answers it has ended for good; replayed after a crash (at-least-once).
+struct WakeRecord: Hashable, Sendable {
+    var id: String
+    var key: TaskKey
+    var wakeID: String?
+    var payload: String?
+    /// When it was acknowledged, CLOCK_REALTIME µs.
+    var acknowledgedUSec: UInt64
+
+    /// One line of the log: `{"add": …}`.
+    var line: [UInt8] {
+        var o: [String: JSONValue] = [
+            "add": .string(id), "kind": .string(key.kind), "task": .string(key.identifier),
+            "atUSec": .int(Int64(acknowledgedUSec)),
+        ]
+        if let wakeID { o["wakeId"] = .string(wakeID) }
+        if let payload { o["payload"] = .string(payload) }
+        return Array((JSONValue.object(o).description + "\n").utf8)
+    }
+
+    /// The line that settles record `id`.
+    static func settleLine(_ id: String) -> [UInt8] {
+        Array((JSONValue.object(["settle": .string(id)]).description + "\n").utf8)
+    }
+
+    /// One parsed line: a record added, or the id of one settled; nil if the line is not valid.
+    static func parse(_ line: Substring) -> (added: WakeRecord?, settled: String?)? {
+        guard let json = try? JSONParser.parse(String(line)) else { return nil }
+        if let id = json["settle"]?.stringValue { return (nil, id) }
+        guard let id = json["add"]?.stringValue, let kind = json["kind"]?.stringValue,
+            let task = json["task"]?.stringValue
+        else { return nil }
+        let record = WakeRecord(
+            id: id, key: TaskKey(kind: kind, identifier: task), wakeID: json["wakeId"]?.stringValue,
+            payload: json["payload"]?.stringValue,
+            acknowledgedUSec: json["atUSec"]?.intValue.map { UInt64(clamping: $0) } ?? 0)
+        return (record, nil)
+    }
+}
