@@ -122,7 +122,14 @@ actor Daemon {
         }
         perform(actions)
         await store.waitDurable(ticket)
-        return (results.map { latest($0.run, disposition: $0.disposition) }, updates)
+        var runs = results.map { latest($0.run, disposition: $0.disposition) }
+        // A run that ended meanwhile is reported ended only once the history recording it is on disk.
+        while case let ended = Set(runs.filter(\.hasEnded).map(\.runId)), !ended.isEmpty {
+            await store.waitDurable(store.add([]))
+            runs = results.map { latest($0.run, disposition: $0.disposition) }
+            if Set(runs.filter(\.hasEnded).map(\.runId)) == ended { break }
+        }
+        return (runs, updates)
     }
 
     /// The run as it is now: in progress, or as the history recorded its end.

@@ -1,0 +1,150 @@
+"""Crash tests on the real binary: kill -9 taskd right after a wake is acknowledged, and during
+heavy state writing; after a restart every acknowledged wake runs, every state file is readable,
+and the history holds every run a client was told had ended."""
+import json
+import os
+import random
+import signal
+import subprocess
+import threading
+import time
+
+from conftest import VarlinkSocket, journal, needs_journal, task, wait_for
+
+pytestmark = needs_journal
+
+STARTED = "8605484d98ae4477a29493037f9e10ec"
+RECOVERED = "46d20dab7df34e638dce119fed1f5666"
+
+
+def crash(d):
+    d.proc.send_signal(signal.SIGKILL)
+    d.proc.wait()
+
+
+def test_kill_9_right_after_an_acknowledged_wake_and_the_wake_runs_after_restart(daemon_factory):
+    # One slot, held by a blocker, so the job's wake is acknowledged while its run is still queued.
+    marker = f"29.{random.randrange(1000, 9999)}"
+    d = daemon_factory({"blocker.task": task(f"/bin/sleep {marker}", kind="processing"),
+                        "job.task": task("/bin/sh -c 'echo \"$TASKD_WAKE_ID\" >> \"$STATE_DIRECTORY/job-ran\"'")},
+                       daemon_conf="[Daemon]\nMaxConcurrentRuns=1\n").start()
+    try:
+        assert d.taskctl("wake", "blocker").returncode == 0
+        r = d.taskctl("wake", "job", "--id", "w7", "--json")
+        assert r.returncode == 0 and json.loads(r.stdout)[0]["state"] == "queued"
+        crash(d)  # right after the acknowledgement: the job never started
+    finally:
+        subprocess.run(["pkill", "-f", f"sleep {marker}"])
+    assert not (d.state / "job-ran").exists()
+    (d.config / "taskd.conf").write_text("[Daemon]\nMaxConcurrentRuns=4\n")
+    (d.config / "tasks.d" / "blocker.task").write_text(task("/bin/true", kind="processing"))
+    d.start()
+    wait_for(lambda: (d.state / "job-ran").exists(), what="the job to run after the restart")
+    assert (d.state / "job-ran").read_text() == "w7\n"
+    recovered = wait_for(lambda: journal(MESSAGE_ID=RECOVERED, _PID=str(d.proc.pid)), what="the replay entry")
+    assert recovered[0]["TASKD_RECOVERED_WAKES"] == "2"  # the blocker's wake had not finished either
+    runs = wait_for(lambda: [e for e in journal(TASK="job", _PID=str(d.proc.pid)) if e.get("TASK_OUTCOME")],
+                    what="the job's end")
+    assert runs[0]["TASK_OUTCOME"] == "completed" and runs[0]["TASK_WAKE_ID"] == "w7"
+    # Once answered, a wake is not replayed again.
+    d.stop()
+    d.start()
+    time.sleep(0.5)
+    assert (d.state / "job-ran").read_text() == "w7\n"
+    assert not journal(MESSAGE_ID=RECOVERED, _PID=str(d.proc.pid))
+
+
+def client(path, name, acknowledged, completed, stop):
+    """Wakes `name` with --wait semantics until the daemon dies, recording every acknowledged run
+    and every run whose completion it was told of."""
+    while not stop.is_set():
+        try:
+            with VarlinkSocket(path) as v:
+                v.send_raw(json.dumps({"method": "io.taskd.Scheduler.Wake", "parameters": {"target": name},
+                                       "more": True}).encode() + b"\0")
+                reply = v.read_reply()
+                if reply is None or "error" in reply:
+                    return
+                run = reply["parameters"]["runs"][0]
+                acknowledged.append((name, run["runId"]))
+                while reply is not None and reply.get("continues"):
+                    reply = v.read_reply()
+                if reply is None:
+                    return
+                final = reply["parameters"]["runs"][0]
+                if final["state"] == "completed":
+                    completed.append((name, final["runId"]))
+        except (OSError, ValueError):
+            return
+
+
+def test_kill_9_during_heavy_state_writing_keeps_every_file_readable_and_history_intact(daemon_factory):
+    names = ["w1", "w2", "w3"]
+    d = daemon_factory({f"{n}.task": task("/bin/true", extra="History=10000") for n in names}).start()
+    acknowledged, completed, stop = [], [], threading.Event()
+    threads = [threading.Thread(target=client, args=(d.socket, n, acknowledged, completed, stop))
+               for n in names for _ in range(2)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: len(completed) >= 60, timeout=30, what="some load")
+    time.sleep(random.uniform(0.0, 0.5))
+    crash(d)
+    stop.set()
+    for t in threads:
+        t.join(timeout=20)
+    assert len(completed) >= 60
+
+    # Every state file is readable as it is on disk, before taskd touches it again.
+    for n in names:
+        record = json.loads((d.state / "tasks" / f"appRefresh:{n}.json").read_text())
+        assert record["version"] == 1 and record["history"]
+    log_lines = (d.state / "wakes.log").read_bytes().split(b"\n")
+    for line in log_lines[:-1]:
+        json.loads(line)  # only a torn last line (never acknowledged) may be partial
+
+    d.start()
+    history = {}
+    for n in names:
+        runs = json.loads(d.taskctl("history", n, "-n", "10000", "--json").stdout)
+        history[n] = {r["runId"] for r in runs}
+    # Every run a client was told had ended is in the history after the crash.
+    lost = [(n, r) for n, r in completed if r not in history[n]]
+    assert not lost, f"{len(lost)} of {len(completed)} completed runs missing from the history"
+    # Every acknowledged wake whose run is not in the history is replayed.
+    unanswered = [(n, r) for n, r in acknowledged if r not in history[n]]
+    if unanswered:
+        recovered = wait_for(lambda: journal(MESSAGE_ID=RECOVERED, _PID=str(d.proc.pid)), what="the replay entry")
+        assert int(recovered[0]["TASKD_RECOVERED_WAKES"]) >= len(unanswered)
+        for n in {n for n, _ in unanswered}:
+            wait_for(lambda: [e for e in journal(TASK=n, _PID=str(d.proc.pid)) if e.get("MESSAGE_ID") == STARTED],
+                     what=f"{n} to run again")
+    # The log was compacted at start and stays valid JSON lines.
+    for line in (d.state / "wakes.log").read_text().splitlines():
+        json.loads(line)
+
+
+def test_a_damaged_wake_log_is_reported_its_good_records_replayed_and_a_torn_tail_ignored(daemon_factory):
+    d = daemon_factory({"job.task": task("/bin/sh -c 'echo \"$TASKD_WAKE_ID\" >> \"$STATE_DIRECTORY/ran\"'")})
+    d.state.mkdir(parents=True)
+    good = {"add": "r1", "kind": "appRefresh", "task": "job", "wakeId": "kept", "atUSec": 1}
+    gone = {"add": "r2", "kind": "appRefresh", "task": "job", "wakeId": "answered", "atUSec": 2}
+    (d.state / "wakes.log").write_text("\n".join([
+        json.dumps(good), "this is not json", json.dumps(gone), json.dumps({"settle": "r2"}), '{"add": "r3", "ki',
+    ]))
+    d.start()
+    wait_for(lambda: (d.state / "ran").exists(), what="the replayed wake")
+    assert (d.state / "ran").read_text() == "kept\n"
+    problems = wait_for(lambda: [e for e in journal(_PID=str(d.proc.pid)) if "not a wake record" in e.get("MESSAGE", "")],
+                        what="the report")
+    assert problems[0]["MESSAGE"].endswith("wakes.log:2: not a wake record; skipped")
+    assert len(problems) == 1  # the torn last line is not an error: it was never acknowledged
+
+
+def test_an_unreadable_wake_log_is_moved_aside_and_taskd_serves(daemon_factory):
+    d = daemon_factory({"job.task": task("/bin/true")})
+    (d.state / "wakes.log").mkdir(parents=True)  # reading it fails with EISDIR
+    d.start()
+    assert d.taskctl("wake", "job", "--wait").returncode == 0
+    aside = list(d.state.glob("wakes.log.damaged-*"))
+    assert len(aside) == 1 and aside[0].is_dir()
+    assert (d.state / "wakes.log").is_file()

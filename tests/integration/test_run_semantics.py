@@ -1,0 +1,199 @@
+"""Run semantics on the real daemon: Overlap=, task(id:) supersession with fencing, retries,
+MaxConcurrentRuns=, typed Swift handlers, history and reload — read back from journald and taskctl."""
+import json
+import os
+import signal
+import time
+
+from conftest import WEATHERD, journal, needs_journal, task, wait_for
+
+pytestmark = needs_journal
+
+STARTED = "8605484d98ae4477a29493037f9e10ec"
+CANCELLED = "f4792cb9d75342c1b0878721e5f0dc9c"
+RETRY = "d1892297389f4e5ea2d10904b6e788ae"
+QUEUED = "fbb2aa91188149af85fbddb1dc010ba4"
+OVERFLOW = "f1c8f05fa12d464b96786ec5bd78db51"
+RELOADED = "bf363b6378874defbffcaf696822ca41"
+
+
+def events(d, name, message_id):
+    return [e for e in journal(TASK=name, _PID=str(d.proc.pid)) if e.get("MESSAGE_ID") == message_id]
+
+
+def ends(d, name):
+    return [e for e in journal(TASK=name, _PID=str(d.proc.pid)) if "TASK_OUTCOME" in e and e["MESSAGE_ID"] != RETRY]
+
+
+def wake_json(d, *args):
+    r = d.taskctl("wake", *args, "--json")
+    assert r.returncode in (0, 1), r.stderr
+    return json.loads(r.stdout)
+
+
+def test_overlap_queue_runs_triggers_one_after_another_and_bounds_the_queue(daemon_factory):
+    d = daemon_factory({"q.task": task("/bin/sleep 0.3", extra="Overlap=queue\nQueueLimit=2")}).start()
+    runs = [wake_json(d, "q")[0] for _ in range(4)]
+    assert [r["disposition"] for r in runs] == ["started", "queued", "queued", "overflow"]
+    assert runs[3]["runId"] == runs[2]["runId"]
+    assert events(d, "q", OVERFLOW)
+    done = wait_for(lambda: (lambda e: e if len(e) == 3 else None)(ends(d, "q")), what="three runs")
+    assert [e["TASK_OUTCOME"] for e in done] == ["completed"] * 3
+    starts = {e["TASK_RUN_ID"]: int(e["__REALTIME_TIMESTAMP"]) for e in events(d, "q", STARTED)}
+    finish = {e["TASK_RUN_ID"]: int(e["__REALTIME_TIMESTAMP"]) for e in done}
+    order = [r["runId"] for r in runs[:3]]
+    # Never two at once: each queued run starts after the one before it ended.
+    assert starts[order[1]] >= finish[order[0]] and starts[order[2]] >= finish[order[1]]
+    assert int(next(e for e in done if e["TASK_RUN_ID"] == order[2])["TASK_WAITED_USEC"]) > 500_000
+
+
+def test_a_new_wake_id_supersedes_the_run_and_its_late_result_is_stale(daemon_factory, tmp_path):
+    # The handler ignores SIGTERM for a while and then exits 0: a slow run that finishes late.
+    slow = "/bin/sh -c 'trap \"sleep 0.5; exit 0\" TERM; sleep 30 & wait'"
+    d = daemon_factory({"city.task": task(slow, budget="30s", grace="5s", extra="MaxAttempts=3")}).start()
+    first = wake_json(d, "city", "--id", "paris")[0]
+    same = wake_json(d, "city", "--id", "paris")[0]
+    assert same["disposition"] == "coalesced" and same["runId"] == first["runId"]
+    second = wake_json(d, "city", "--id", "london")[0]
+    assert second["disposition"] == "started" and second["runId"] != first["runId"]
+    late = wait_for(lambda: [e for e in ends(d, "city") if e["TASK_RUN_ID"] == first["runId"]], what="the late end")[0]
+    assert late["TASK_OUTCOME"] == "cancelled" and late["TASK_CANCEL_REASON"] == "superseded"
+    assert late["TASK_STALE"] == "1" and late["TASK_EXIT_STATUS"] == "0" and "stale" in late["MESSAGE"]
+    assert not events(d, "city", RETRY)
+    status = json.loads(d.taskctl("status", "city", "--json").stdout)
+    assert status["current"]["runId"] == second["runId"] and status["current"]["wakeId"] == "london"
+    assert "last" not in status  # the stale run never became the task's last result
+    d.taskctl("cancel", second["runId"])
+    history = json.loads(d.taskctl("history", "city", "--json").stdout)
+    stale = next(r for r in history if r["runId"] == first["runId"])
+    assert stale["stale"] is True and stale["cancelReason"] == "superseded"
+
+
+def test_a_failing_command_is_retried_with_backoff_as_trigger_retry(daemon_factory):
+    # Fails on attempts 1 and 2, succeeds on 3; records what it saw.
+    script = ("/bin/sh -c 'echo \"$TASKD_ATTEMPT $TASKD_TRIGGER $TASKD_WAKE_ID\" >> \"$STATE_DIRECTORY/seen\"; "
+              "[ \"$TASKD_ATTEMPT\" -ge 3 ]'")
+    d = daemon_factory({"flaky.task": task(script, extra="MaxAttempts=4\nRetryBackoffSec=200ms\nRetryJitter=0")}).start()
+    r = d.taskctl("wake", "flaky", "--id", "w1")
+    assert r.returncode == 0
+    done = wait_for(lambda: (lambda e: e if len(e) == 3 else None)(ends(d, "flaky")), what="three attempts")
+    assert [e["TASK_OUTCOME"] for e in done] == ["failed", "failed", "completed"]
+    assert (d.state / "seen").read_text().splitlines() == ["1 wake w1", "2 retry w1", "3 retry w1"]
+    retries = events(d, "flaky", RETRY)
+    assert [e["TASK_RETRY_ATTEMPT"] for e in retries] == ["2", "3"]
+    assert [e["TASK_RETRY_DELAY_USEC"] for e in retries] == ["200000", "400000"]
+    gaps = [int(done[i + 1]["__REALTIME_TIMESTAMP"]) - int(done[i]["__REALTIME_TIMESTAMP"]) for i in range(2)]
+    assert 200_000 <= gaps[0] < 1_000_000 and 400_000 <= gaps[1] < 1_200_000, gaps
+    time.sleep(0.6)
+    assert len(ends(d, "flaky")) == 3  # no fourth attempt after success
+
+
+def test_exit_status_100_asks_for_no_retry(daemon_factory):
+    d = daemon_factory({"bad.task": task("/bin/sh -c 'exit $TASKD_NO_RETRY_EXIT_STATUS'", extra="MaxAttempts=5")})
+    d.start()
+    r = d.taskctl("wake", "bad", "--wait")
+    assert r.returncode == 1 and "exit status 100" in r.stdout
+    time.sleep(0.5)
+    assert len(ends(d, "bad")) == 1 and not events(d, "bad", RETRY)
+
+
+def test_max_concurrent_runs_queues_runs_and_records_the_wait(daemon_factory):
+    d = daemon_factory({"a.task": task("/bin/sleep 0.5", kind="processing"),
+                        "b.task": task("/bin/sleep 0.1", kind="processing"),
+                        "r.task": task("/bin/sleep 0.1", kind="appRefresh")},
+                       daemon_conf="[Daemon]\nMaxConcurrentRuns=1\n").start()
+    a = wake_json(d, "a")[0]
+    b = wake_json(d, "b")[0]
+    r = wake_json(d, "r")[0]
+    assert a["state"] == "running" and b["state"] == "queued" and r["state"] == "queued"
+    assert events(d, "b", QUEUED)[0]["TASK_QUEUE"] == "slot"
+    wait_for(lambda: len(ends(d, "b")) == 1, what="b to end")
+    start_r = int(events(d, "r", STARTED)[0]["__REALTIME_TIMESTAMP"])
+    start_b = int(events(d, "b", STARTED)[0]["__REALTIME_TIMESTAMP"])
+    assert start_r < start_b  # appRefresh went ahead of the processing run woken before it
+    waited = json.loads(d.taskctl("history", "b", "--json").stdout)[0]
+    assert waited["waitedUSec"] >= 400_000 and waited["startedUSec"] - waited["queuedUSec"] == waited["waitedUSec"]
+    # The budget counts from the start: the deadline is start + budget.
+    assert waited["deadlineUSec"] - waited["startedUSec"] == waited["budgetUSec"]
+
+
+def test_typed_swift_handler_decodes_its_payload_and_returns_a_result(daemon_factory):
+    d = daemon_factory({}, binary=WEATHERD).start()
+    r = d.taskctl("wake", "WEATHER_DATA", "--payload", '{"city": "Oslo", "steps": 1}', "--wait", "--json")
+    assert r.returncode == 0, r.stderr
+    run = json.loads(r.stdout)[0]
+    assert run["state"] == "completed" and run["result"] == {"attempt": 1, "city": "Oslo", "steps": 1}
+    status = json.loads(d.taskctl("status", "WEATHER_DATA", "--json").stdout)
+    assert status["last"]["result"]["city"] == "Oslo"
+    text = d.taskctl("wake", "WEATHER_DATA", "--payload", '{"city": "Rome", "steps": 1}', "--wait")
+    assert text.returncode == 0 and '"city":"Rome"' in text.stdout
+    bad = d.taskctl("wake", "WEATHER_DATA", "--payload", '{"steps": "many"}', "--wait", "--json")
+    failed = json.loads(bad.stdout)[0]
+    assert bad.returncode == 1 and failed["state"] == "failed"
+    assert "does not decode as RefreshRequest" in failed["error"]
+    empty = json.loads(d.taskctl("wake", "WEATHER_DATA", "--payload", '{"city": ""}', "--wait", "--json").stdout)[0]
+    assert empty["state"] == "failed" and empty["error"] == "no city given"
+
+
+def test_history_keeps_the_last_runs_newest_first_on_disk(daemon_factory):
+    d = daemon_factory({"h.task": task("/bin/sh -c 'exit $((TASKD_ATTEMPT - 1))'", extra="History=3")}).start()
+    ids = [json.loads(d.taskctl("wake", "h", "--wait", "--json").stdout)[0]["runId"] for _ in range(5)]
+    history = json.loads(d.taskctl("history", "h", "--json").stdout)
+    assert [r["runId"] for r in history] == ids[:1:-1]
+    assert [r["runId"] for r in json.loads(d.taskctl("history", "h", "-n", "2", "--json").stdout)] == ids[:2:-1]
+    record = json.loads((d.state / "tasks" / "appRefresh:h.json").read_text())
+    assert [r["runId"] for r in record["history"]] == ids[2:]
+    text = d.taskctl("history", "h").stdout
+    assert text.splitlines()[0].split() == ["STARTED", "RUN", "TRIGGER", "ATTEMPT", "OUTCOME", "DURATION", "WAITED",
+                                            "DETAILS"]
+    assert "3 run(s), newest first." in text
+    # It survives a restart.
+    d.stop()
+    d.start()
+    assert [r["runId"] for r in json.loads(d.taskctl("history", "h", "--json").stdout)] == ids[:1:-1]
+
+
+def test_reload_adds_removes_and_restarts_changed_tasks_and_leaves_the_rest(daemon_factory):
+    long = "/bin/sleep 30"
+    d = daemon_factory({"keep.task": task(long), "drop.task": task(long), "change.task": task(long, budget="30s")})
+    d.start()
+    keep = wake_json(d, "keep")[0]
+    drop = wake_json(d, "drop")[0]
+    change = wake_json(d, "change", "--id", "v1")[0]
+    tasks = d.config / "tasks.d"
+    (tasks / "drop.task").unlink()
+    (tasks / "change.task").write_text(task(long, budget="40s"))
+    (tasks / "new.task").write_text(task("/bin/true"))
+    r = d.taskctl("reload")
+    assert r.returncode == 0, r.stderr
+    assert "added: appRefresh:new" in r.stdout and "removed: appRefresh:drop" in r.stdout
+    assert "changed: appRefresh:change" in r.stdout
+    assert [e for e in ends(d, "drop") if e["TASK_CANCEL_REASON"] == "removed"] or wait_for(
+        lambda: [e for e in ends(d, "drop") if e["TASK_CANCEL_REASON"] == "removed"], what="drop's run cancelled")
+    old = wait_for(lambda: [e for e in ends(d, "change") if e["TASK_RUN_ID"] == change["runId"]], what="old run")[0]
+    assert old["TASK_CANCEL_REASON"] == "reconfigured"
+    status = json.loads(d.taskctl("status", "change", "--json").stdout)
+    assert status["budgetUSec"] == 40_000_000
+    assert status["current"]["runId"] != change["runId"] and status["current"]["wakeId"] == "v1"
+    assert json.loads(d.taskctl("status", "keep", "--json").stdout)["current"]["runId"] == keep["runId"]
+    assert d.taskctl("status", "drop").returncode == 3
+    assert d.taskctl("wake", "new", "--wait").returncode == 0
+    assert json.loads(d.taskctl("reload", "--json").stdout) == {"added": [], "removed": [], "changed": [],
+                                                                "unchanged": 3}
+    d.taskctl("cancel", "appRefresh")
+
+
+def test_an_invalid_reload_changes_nothing_and_says_where(daemon_factory):
+    d = daemon_factory({"a.task": task("/bin/true")}).start()
+    (d.config / "tasks.d" / "b.task").write_text("[Task]\nOverlap=sometimes\n[Exec]\nExecStart=/bin/true\n")
+    r = d.taskctl("reload")
+    assert r.returncode == 1
+    assert f"{d.config}/tasks.d/b.task:2: error: Overlap=: 'sometimes' is not coalesce, queue or replace" in r.stderr
+    assert d.taskctl("status", "b").returncode == 3 and d.taskctl("status", "a").returncode == 0
+    refused = wait_for(lambda: [e for e in journal(MESSAGE_ID=RELOADED, _PID=str(d.proc.pid))], what="the entry")
+    assert "reload refused" in refused[0]["MESSAGE"]
+    # SIGHUP reloads too, once the file is fixed.
+    (d.config / "tasks.d" / "b.task").write_text("[Task]\nOverlap=queue\n[Exec]\nExecStart=/bin/true\n")
+    d.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: d.taskctl("status", "b").returncode == 0, what="b after SIGHUP")
+    assert json.loads(d.taskctl("status", "b", "--json").stdout)["overlap"] == "queue"
