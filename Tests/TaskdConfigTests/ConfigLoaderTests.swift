@@ -18,6 +18,15 @@ struct ConfigLoaderTests {
             Kind=appRefresh
             RuntimeBudgetSec=1min 30s
             CancelGraceSec=2500ms
+            Overlap=queue
+            QueueLimit=3
+            MaxAttempts=4
+            RetryBackoffSec=500ms
+            RetryBackoffMaxSec=1min
+            RetryJitter=0.25
+            RetryPreventExitStatus=100 65
+            RetryPreventExitStatus=78
+            History=50
 
             [Timer]
             OnStartupSec=10s
@@ -55,6 +64,23 @@ struct ConfigLoaderTests {
         #expect(spec.environment == ["CITY=Paris", "GREETING=hello world", "LEVEL=3"])
         #expect(spec.workingDirectory == "/var/lib/weather")
         #expect(spec.killSignal == 2)
+        #expect(task.overlap == .queue && task.queueLimit == 3 && task.historySize == 50)
+        #expect(task.retry.maxAttempts == 4 && task.retry.jitter == 0.25)
+        #expect(task.retry.backoff == .milliseconds(500) && task.retry.backoffMax == .seconds(60))
+        #expect(task.retry.preventExitStatus == [100, 65, 78])
+    }
+
+    @Test("run-policy defaults: coalesce, one attempt, exit status 100 prevents retries, 20 runs of history")
+    func policyDefaults() throws {
+        let f = try ConfigFixture()
+        try f.write("tasks.d/t.task", "[Exec]\nExecStart=/bin/true\n")
+        try f.write("taskd.conf", "[Daemon]\nMaxConcurrentRuns=3\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        let task = try #require(config.tasks.first)
+        #expect(task.overlap == .coalesce && task.queueLimit == 8 && task.historySize == 20)
+        #expect(task.retry == RetryPolicy())
+        #expect(task.retry.maxAttempts == 1 && task.retry.preventExitStatus == [100])
+        #expect(config.daemon.maxConcurrentRuns == 3)
     }
 
     @Test("defaults: identifier from the file name, kind processing, budget by kind, grace 5 s, SIGTERM")
@@ -115,6 +141,13 @@ struct ConfigLoaderTests {
             "[Timer]\nRandomizedDelaySec=infinity\n[Exec]\nExecStart=/bin/true", 2, "RandomizedDelaySec",
             "must be finite"
         ),
+        ("[Task]\nOverlap=sometimes\n[Exec]\nExecStart=/bin/true", 2, "Overlap", "not coalesce, queue or replace"),
+        ("[Task]\nMaxAttempts=0\n[Exec]\nExecStart=/bin/true", 2, "MaxAttempts", "whole number from 1 to 1000"),
+        ("[Task]\nQueueLimit=lots\n[Exec]\nExecStart=/bin/true", 2, "QueueLimit", "whole number from 0"),
+        ("[Task]\nRetryJitter=1.5\n[Exec]\nExecStart=/bin/true", 2, "RetryJitter", "fraction from 0 to 1"),
+        ("[Task]\nRetryBackoffSec=infinity\n[Exec]\nExecStart=/bin/true", 2, "RetryBackoffSec", "must be finite"),
+        ("[Task]\nRetryPreventExitStatus=1 300\n[Exec]\nExecStart=/bin/true", 2, "RetryPreventExitStatus", "'300'"),
+        ("[Task]\nHistory=-1\n[Exec]\nExecStart=/bin/true", 2, "History", "whole number"),
         ("[Exec]\nExecStart=/bin/echo 'unterminated", 2, "ExecStart", "unterminated ' quote"),
         ("[Exec]\nExecStart=bin/refresh", 2, "ExecStart", "absolute path or a bare program name"),
         ("[Exec]\nExecStart=-/bin/true", 2, "ExecStart", "'-' prefix is not supported"),
@@ -158,11 +191,14 @@ struct ConfigLoaderTests {
     func daemonFile() throws {
         let f = try ConfigFixture()
         let path = try f.write(
-            "taskd.conf", "[Daemon]\nStateDirectory=/var/lib/x\nSocket=relative.sock\nFoo=1\n[Other]\nA=b\n")
+            "taskd.conf",
+            "[Daemon]\nStateDirectory=/var/lib/x\nSocket=relative.sock\nFoo=1\n[Other]\nA=b\n[Daemon]\nMaxConcurrentRuns=0\n"
+        )
         let config = ConfigLoader.load(directory: f.directory)
         #expect(config.daemon.stateDirectory == "/var/lib/x")
         #expect(config.daemon.socketPath == nil)
-        #expect(config.diagnostics.map(\.location.line) == [3, 4, 6])
+        #expect(config.diagnostics.map(\.location.line) == [3, 4, 6, 8])
+        #expect(config.diagnostics.last?.message.contains("'0' is not a whole number from 1") == true)
         #expect(config.diagnostics.allSatisfy { $0.location.file == path })
     }
 

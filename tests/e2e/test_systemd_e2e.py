@@ -55,7 +55,7 @@ def inside(name, *command, check=True, timeout=60):
 
 
 def test_taskd_under_systemd_serves_a_wake_and_journals_the_run(container):
-    install = ("sed 's|/usr/local/bin/taskd|/opt/taskd/bin/taskd|' /opt/taskd/systemd/taskd.service"
+    install = ("sed 's|/usr/local/bin/|/opt/taskd/bin/|g' /opt/taskd/systemd/taskd.service"
                " > /etc/systemd/system/taskd.service && cp /opt/taskd/systemd/taskd.socket /etc/systemd/system/"
                " && mkdir -p /etc/taskd && cp -r /opt/taskd/config/. /etc/taskd/"
                " && systemctl daemon-reload && systemctl start taskd.socket")
@@ -94,3 +94,39 @@ def test_taskd_under_systemd_serves_a_wake_and_journals_the_run(container):
     assert "Result=success" in result and "ActiveState=inactive" in result
     again = inside(container, "/opt/taskd/bin/taskctl", "list", check=False)
     assert again.returncode == 0 and "appRefresh" in again.stdout
+
+
+def test_systemctl_reload_applies_a_valid_configuration_and_refuses_an_invalid_one(container):
+    install = ("sed 's|/usr/local/bin/|/opt/taskd/bin/|g' /opt/taskd/systemd/taskd.service"
+               " > /etc/systemd/system/taskd.service && cp /opt/taskd/systemd/taskd.socket /etc/systemd/system/"
+               " && mkdir -p /etc/taskd && cp -r /opt/taskd/config/. /etc/taskd/"
+               " && systemctl daemon-reload && systemctl start taskd.socket")
+    inside(container, "sh", "-c", install)
+    inside(container, "/opt/taskd/bin/taskctl", "list")  # activates taskd
+    inside(container, "sh", "-c", "printf '[Exec]\\nExecStart=/bin/true\\n' > /etc/taskd/tasks.d/extra.task")
+    inside(container, "systemctl", "reload", "taskd.service")  # synchronous: taskctl reload waits for taskd
+
+    def status(name):
+        return inside(container, "/opt/taskd/bin/taskctl", "status", name, check=False).returncode
+
+    def wait(predicate, what):
+        for _ in range(100):
+            if predicate():
+                return
+            inside(container, "sleep", "0.1")
+        raise AssertionError(f"timed out waiting for {what}")
+
+    wait(lambda: status("extra") == 0, "the added task")
+    inside(container, "sh", "-c", "printf '[Task]\\nMaxAttempts=zero\\n[Exec]\\nExecStart=/bin/true\\n'"
+                                  " > /etc/taskd/tasks.d/bad.task")
+    # ExecReload= is taskctl reload: the job fails, and says why, while taskd keeps running.
+    failed = inside(container, "systemctl", "reload", "taskd.service", check=False)
+    assert failed.returncode != 0
+    inside(container, "journalctl", "--sync")
+    log = inside(container, "journalctl", "-u", "taskd", "--no-pager").stdout
+    assert "reload refused" in log
+    assert "/etc/taskd/tasks.d/bad.task:2: error: MaxAttempts=" in log
+    assert "configuration reloaded: added processing:extra" in log
+    assert status("bad") == 3 and status("extra") == 0
+    assert inside(container, "systemctl", "is-active", "taskd.service").stdout.strip() == "active"
+    inside(container, "rm", "/etc/taskd/tasks.d/bad.task", "/etc/taskd/tasks.d/extra.task")
