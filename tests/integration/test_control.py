@@ -267,6 +267,7 @@ def test_without_journald_events_go_to_stderr_as_text(tmp_path):
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
 def test_the_units_pass_systemd_analyze_verify_silently(tmp_path):
     service = (ROOT / "systemd" / "taskd.service").read_text().replace("/usr/local/bin/taskd", str(TASKD))
+    service = service.replace("/usr/local/bin/taskctl", str(TASKCTL))
     (tmp_path / "taskd.service").write_text(service)
     shutil.copy(ROOT / "systemd" / "taskd.socket", tmp_path / "taskd.socket")
     r = subprocess.run(["systemd-analyze", "verify", "--man=no", str(tmp_path / "taskd.socket"), str(tmp_path / "taskd.service")],
