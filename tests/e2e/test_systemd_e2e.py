@@ -54,12 +54,17 @@ def inside(name, *command, check=True, timeout=60):
     return r
 
 
+def install(container):
+    """The shipped units (pointed at the bind-mounted build) and the example configuration."""
+    inside(container, "sh", "-c",
+           "sed 's|/usr/local/bin/|/opt/taskd/bin/|g' /opt/taskd/systemd/taskd.service"
+           " > /etc/systemd/system/taskd.service && cp /opt/taskd/systemd/taskd.socket /etc/systemd/system/"
+           " && mkdir -p /etc/taskd && cp -r /opt/taskd/config/. /etc/taskd/"
+           " && systemctl daemon-reload && systemctl start taskd.socket")
+
+
 def test_taskd_under_systemd_serves_a_wake_and_journals_the_run(container):
-    install = ("sed 's|/usr/local/bin/|/opt/taskd/bin/|g' /opt/taskd/systemd/taskd.service"
-               " > /etc/systemd/system/taskd.service && cp /opt/taskd/systemd/taskd.socket /etc/systemd/system/"
-               " && mkdir -p /etc/taskd && cp -r /opt/taskd/config/. /etc/taskd/"
-               " && systemctl daemon-reload && systemctl start taskd.socket")
-    inside(container, "sh", "-c", install)
+    install(container)
     assert inside(container, "systemctl", "is-active", "taskd.service", check=False).stdout.strip() == "inactive"
 
     wake = inside(container, "/opt/taskd/bin/taskctl", "wake", "appRefresh", "--wait", "--json", check=False)
@@ -97,11 +102,7 @@ def test_taskd_under_systemd_serves_a_wake_and_journals_the_run(container):
 
 
 def test_systemctl_reload_applies_a_valid_configuration_and_refuses_an_invalid_one(container):
-    install = ("sed 's|/usr/local/bin/|/opt/taskd/bin/|g' /opt/taskd/systemd/taskd.service"
-               " > /etc/systemd/system/taskd.service && cp /opt/taskd/systemd/taskd.socket /etc/systemd/system/"
-               " && mkdir -p /etc/taskd && cp -r /opt/taskd/config/. /etc/taskd/"
-               " && systemctl daemon-reload && systemctl start taskd.socket")
-    inside(container, "sh", "-c", install)
+    install(container)
     inside(container, "/opt/taskd/bin/taskctl", "list")  # activates taskd
     inside(container, "sh", "-c", "printf '[Exec]\\nExecStart=/bin/true\\n' > /etc/taskd/tasks.d/extra.task")
     inside(container, "systemctl", "reload", "taskd.service")  # synchronous: taskctl reload waits for taskd
