@@ -34,6 +34,7 @@ actor Daemon {
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private var lastStatus = ""
     private var recordRandom = SystemRandomNumberGenerator()
+    private var watchdog: Task<Void, Never>?
 
     init(
         config: LoadedConfig, handlers: [String: TaskHandler], journal: EventJournal, notifier: ServiceNotifier,
@@ -89,6 +90,20 @@ actor Daemon {
     }
 
     var taskCount: Int { scheduler.tasks.count }
+
+    /// Sends `WATCHDOG=1` every `interval` µs (half of `WATCHDOG_USEC`) from this actor: a wedged
+    /// scheduler, or a cooperative pool that no longer runs, stops petting and systemd restarts taskd.
+    func startWatchdog(every interval: UInt64) {
+        watchdog?.cancel()
+        watchdog = Task { [weak self] in
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: .microseconds(Int64(clamping: interval))) } catch { return }
+                await self?.petWatchdog()
+            }
+        }
+    }
+
+    private func petWatchdog() { notifier.notify("WATCHDOG=1") }
 
     // MARK: Requests
 

@@ -188,6 +188,7 @@ public struct TaskDaemon: Sendable {
                 + (server.isActivated ? " (socket-activated)" : ""),
             [("TASKD_SOCKET", server.path), ("TASKD_TASK_COUNT", String(taskCount))])
         notifier.notify("READY=1\nMAINPID=\(getpid())")
+        if let interval = notifier.watchdogPetInterval { await daemon.startWatchdog(every: interval) }
         if getenv("NOTIFY_SOCKET") == nil {
             printHint(socketPath: server.path, example: config.tasks.first?.key.identifier)
         }

@@ -15,6 +15,7 @@ from conftest import BUILD, ROOT  # noqa: E402
 
 HARNESS = ROOT / "tests" / "e2e" / "nspawn"
 CACHE = os.environ.get("TASKD_E2E_CACHE", "/var/cache/taskd-e2e")
+TASKCTL = "/usr/local/bin/taskctl"
 STARTED = "8605484d98ae4477a29493037f9e10ec"
 COMPLETED = "e1494e7e0a484939823f308918b213dd"
 
@@ -38,7 +39,7 @@ def container():
     name = f"taskd-e2e-{os.getpid()}"
     build = BUILD.resolve()
     binds = [f"--bind-ro={build}:/opt/taskd/bin", "--bind-ro=/opt/swift",
-             f"--bind-ro={ROOT / 'systemd'}:/opt/taskd/systemd", f"--bind-ro={ROOT / 'config'}:/opt/taskd/config"]
+             f"--bind-ro={ROOT}:/opt/taskd/src"]
     up = subprocess.run([str(HARNESS), "up", CACHE, name, *binds], capture_output=True, text=True, timeout=600)
     if up.returncode != 0:
         subprocess.run([str(HARNESS), "down", name])
@@ -55,19 +56,16 @@ def inside(name, *command, check=True, timeout=60):
 
 
 def install(container):
-    """The shipped units (pointed at the bind-mounted build) and the example configuration."""
-    inside(container, "sh", "-c",
-           "sed 's|/usr/local/bin/|/opt/taskd/bin/|g' /opt/taskd/systemd/taskd.service"
-           " > /etc/systemd/system/taskd.service && cp /opt/taskd/systemd/taskd.socket /etc/systemd/system/"
-           " && mkdir -p /etc/taskd && cp -r /opt/taskd/config/. /etc/taskd/"
-           " && systemctl daemon-reload && systemctl start taskd.socket")
+    """The project's install command (with the bind-mounted build), then the socket started."""
+    inside(container, "/opt/taskd/src/scripts/install", "--bin-dir", "/opt/taskd/bin")
+    inside(container, "systemctl", "enable", "--now", "taskd.socket")
 
 
 def test_taskd_under_systemd_serves_a_wake_and_journals_the_run(container):
     install(container)
     assert inside(container, "systemctl", "is-active", "taskd.service", check=False).stdout.strip() == "inactive"
 
-    wake = inside(container, "/opt/taskd/bin/taskctl", "wake", "appRefresh", "--wait", "--json", check=False)
+    wake = inside(container, TASKCTL, "wake", "appRefresh", "--wait", "--json", check=False)
     assert wake.returncode == 0, (wake.stdout, wake.stderr, inside(container, "journalctl", "-u", "taskd", check=False).stdout)
     run = json.loads(wake.stdout)[0]
     assert run["state"] == "completed"
@@ -97,18 +95,18 @@ def test_taskd_under_systemd_serves_a_wake_and_journals_the_run(container):
     inside(container, "systemctl", "stop", "taskd.service")
     result = inside(container, "systemctl", "show", "taskd.service", "-p", "Result,ActiveState").stdout
     assert "Result=success" in result and "ActiveState=inactive" in result
-    again = inside(container, "/opt/taskd/bin/taskctl", "list", check=False)
+    again = inside(container, TASKCTL, "list", check=False)
     assert again.returncode == 0 and "appRefresh" in again.stdout
 
 
 def test_systemctl_reload_applies_a_valid_configuration_and_refuses_an_invalid_one(container):
     install(container)
-    inside(container, "/opt/taskd/bin/taskctl", "list")  # activates taskd
+    inside(container, TASKCTL, "list")  # activates taskd
     inside(container, "sh", "-c", "printf '[Exec]\\nExecStart=/bin/true\\n' > /etc/taskd/tasks.d/extra.task")
     inside(container, "systemctl", "reload", "taskd.service")  # synchronous: taskctl reload waits for taskd
 
     def status(name):
-        return inside(container, "/opt/taskd/bin/taskctl", "status", name, check=False).returncode
+        return inside(container, TASKCTL, "status", name, check=False).returncode
 
     def wait(predicate, what):
         for _ in range(100):
@@ -131,3 +129,83 @@ def test_systemctl_reload_applies_a_valid_configuration_and_refuses_an_invalid_o
     assert status("bad") == 3 and status("extra") == 0
     assert inside(container, "systemctl", "is-active", "taskd.service").stdout.strip() == "active"
     inside(container, "rm", "/etc/taskd/tasks.d/bad.task", "/etc/taskd/tasks.d/extra.task")
+
+
+def main_pid(container):
+    return int(inside(container, "systemctl", "show", "taskd.service", "-p", "MainPID", "--value").stdout.strip())
+
+
+def wait_inside(container, predicate, what, tries=150):
+    for _ in range(tries):
+        if predicate():
+            return
+        inside(container, "sleep", "0.1")
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_the_install_command_sets_up_group_socket_catalog_and_status(container):
+    install(container)
+    inside(container, TASKCTL, "list")
+    assert inside(container, "getent", "group", "taskd").stdout.startswith("taskd:")
+    assert inside(container, "stat", "-c", "%U %G %a", "/run/taskd/taskd.sock").stdout.split() == ["root", "taskd", "660"]
+    status = inside(container, "systemctl", "status", "taskd.service", "--no-pager", check=False).stdout
+    assert 'Status: "Idle' in status or 'Status: "1 run(s) active' in status, status
+    inside(container, "journalctl", "--sync")
+    explained = inside(container, "journalctl", "-u", "taskd", "-x", "--no-pager").stdout
+    assert "taskd loaded" in explained and "READY=1 to the service manager" in explained
+    # Uninstall removes what it installed and keeps the configuration.
+    inside(container, "/opt/taskd/src/scripts/install", "--uninstall")
+    assert inside(container, "test", "-e", "/usr/local/bin/taskd", check=False).returncode != 0
+    assert inside(container, "test", "-e", "/etc/taskd/tasks.d/appRefresh.task", check=False).returncode == 0
+    install(container)
+
+
+def test_kill_9_is_restarted_by_systemd_and_a_wake_sent_meanwhile_is_served(container):
+    install(container)
+    inside(container, TASKCTL, "list")
+    before = main_pid(container)
+    inside(container, "sh", "-c", f"kill -9 {before}")
+    # Sent at once: it waits in the socket's backlog until the restarted taskd accepts it.
+    wake = inside(container, TASKCTL, "wake", "appRefresh", "--wait", check=False, timeout=60)
+    assert wake.returncode == 0, (wake.stdout, wake.stderr)
+    after = main_pid(container)
+    assert after not in (0, before)
+    assert int(inside(container, "systemctl", "show", "taskd.service", "-p", "NRestarts", "--value").stdout) >= 1
+
+
+def test_a_stopped_taskd_misses_its_watchdog_and_is_restarted(container):
+    install(container)
+    inside(container, "sh", "-c", "mkdir -p /etc/systemd/system/taskd.service.d && printf "
+                                  "'[Service]\\nWatchdogSec=2s\\nTimeoutAbortSec=1s\\n' "
+                                  "> /etc/systemd/system/taskd.service.d/watchdog.conf && systemctl daemon-reload")
+    try:
+        inside(container, "systemctl", "restart", "taskd.service")
+        before = main_pid(container)
+        inside(container, "sleep", "3")  # it pets the watchdog: still the same process
+        assert main_pid(container) == before
+        inside(container, "sh", "-c", f"kill -STOP {before}")
+        wait_inside(container, lambda: main_pid(container) not in (0, before), "the restart", tries=200)
+        inside(container, "journalctl", "--sync")
+        log = inside(container, "journalctl", "-u", "taskd", "--no-pager").stdout
+        assert "Watchdog timeout" in log
+        assert inside(container, TASKCTL, "list").returncode == 0
+    finally:
+        inside(container, "sh", "-c", "rm -rf /etc/systemd/system/taskd.service.d && systemctl daemon-reload")
+        inside(container, "systemctl", "restart", "taskd.service")
+
+
+def test_systemctl_stop_during_a_long_run_cancels_drains_and_stops_cleanly(container):
+    install(container)
+    inside(container, "sh", "-c", "printf '[Task]\\nKind=processing\\nCancelGraceSec=3s\\n[Exec]\\n"
+                                  "ExecStart=/bin/sh -c \"trap \\\\\"sleep 1; exit 0\\\\\" TERM; sleep 60 & wait\"\\n'"
+                                  " > /etc/taskd/tasks.d/long.task && systemctl reload taskd")
+    run = json.loads(inside(container, TASKCTL, "wake", "long", "--json").stdout)[0]
+    assert run["state"] == "running"
+    inside(container, "systemctl", "stop", "taskd.service")
+    result = inside(container, "systemctl", "show", "taskd.service", "-p", "Result,ActiveState").stdout
+    assert "Result=success" in result and "ActiveState=inactive" in result
+    inside(container, "journalctl", "--sync")
+    out = inside(container, "journalctl", "-u", "taskd", "-o", "json", f"TASK_RUN_ID={run['runId']}").stdout
+    ended = [json.loads(line) for line in out.splitlines() if '"TASK_OUTCOME"' in line]
+    assert ended and ended[-1]["TASK_OUTCOME"] == "cancelled" and ended[-1]["TASK_CANCEL_REASON"] == "shutdown"
+    inside(container, "rm", "/etc/taskd/tasks.d/long.task")
