@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <errno.h>
 #include <unistd.h>
 
 int taskd_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
@@ -24,6 +25,17 @@ int taskd_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     *uid = cred.uid;
     *gid = cred.gid;
     return 0;
+}
+
+int taskd_peer_groups(int fd, gid_t *groups, int max) {
+#ifdef SO_PEERGROUPS
+    socklen_t len = (socklen_t)(sizeof(gid_t) * (size_t)max);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) return -1;
+    return (int)(len / sizeof(gid_t));
+#else
+    errno = ENOPROTOOPT;
+    return -1;
+#endif
 }
 
 int taskd_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }

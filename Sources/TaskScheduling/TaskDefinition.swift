@@ -28,6 +28,8 @@ public struct TaskDefinition: Hashable, Sendable {
     public var retry = RetryPolicy()
     /// `History=`: how many ended runs the state folder keeps for the task.
     public var historySize = 20
+    /// `WakeUsers=`/`WakeGroups=`: who besides root may wake or cancel the task (nil: anyone allowed on the socket).
+    public var wakeAccess: AccessList?
     public var handler: HandlerSpec
     /// Where the definition came from (a file path, or "swift" for code), for messages.
     public var source: String

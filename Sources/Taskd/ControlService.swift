@@ -24,6 +24,7 @@ struct ControlService: Sendable {
                 ("PEER_GID", String(peer.gid)),
             ])
         do {
+            try await daemon.checkAccess(peer)
             try await dispatch(call, on: channel)
         } catch let error as TargetError {
             switch error {
@@ -41,6 +42,9 @@ struct ControlService: Sendable {
         } catch let error as ParameterError {
             reject(call, peer: peer, reason: "invalid parameter '\(error.name)': \(error.reason)")
             channel.send(.error(VarlinkServiceInterface.invalidParameter, ["parameter": .string(error.name)]))
+        } catch DaemonError.permissionDenied(let reason) {
+            reject(call, peer: peer, reason: "permission denied: \(reason)")
+            channel.send(.error(SchedulerInterface.permissionDenied, ["reason": .string(reason)]))
         } catch DaemonError.shuttingDown {
             channel.send(.error(SchedulerInterface.shuttingDown))
         } catch {
@@ -98,6 +102,7 @@ struct ControlService: Sendable {
             channel.send(VarlinkReply(parameters: ["runs": .array(runs.map(\.json))]))
         case SchedulerInterface.reload:
             try p.only([])
+            try await daemon.checkAdmin(channel.peer)
             switch await daemon.reload() {
             case .success(let diff):
                 func names(_ keys: [TaskKey]) -> JSONValue { .array(keys.map { .string($0.description) }) }
@@ -114,7 +119,7 @@ struct ControlService: Sendable {
             }
         case SchedulerInterface.cancel:
             try p.only(["target"])
-            let runs = try await daemon.cancel(target: try p.string("target"))
+            let runs = try await daemon.cancel(target: try p.string("target"), peer: channel.peer)
             channel.send(VarlinkReply(parameters: ["runs": .array(runs.map(\.json))]))
         default:
             let interface = call.method.split(separator: ".").dropLast().joined(separator: ".")
@@ -132,7 +137,7 @@ struct ControlService: Sendable {
         async throws
     {
         let (runs, updates) = try await daemon.wake(
-            target: target, id: id, payload: payload?.description, watch: more)
+            target: target, id: id, payload: payload?.description, watch: more, peer: channel.peer)
         guard more, let updates else {
             channel.send(VarlinkReply(parameters: ["runs": .array(runs.map(\.json))]))
             return

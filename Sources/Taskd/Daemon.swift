@@ -35,6 +35,9 @@ actor Daemon {
     private var lastStatus = ""
     private var recordRandom = SystemRandomNumberGenerator()
     private var watchdog: Task<Void, Never>?
+    /// `AllowUsers=`/`AllowGroups=` of the configuration in effect.
+    private var access: AccessList?
+    private let owner = geteuid()
 
     init(
         config: LoadedConfig, handlers: [String: TaskHandler], journal: EventJournal, notifier: ServiceNotifier,
@@ -53,6 +56,7 @@ actor Daemon {
         self.store = store
         self.records = records
         self.loadConfig = loadConfig
+        self.access = config.daemon.access
     }
 
     /// /etc/machine-id, for FixedRandomDelay= (empty when it cannot be read).
@@ -105,16 +109,44 @@ actor Daemon {
 
     private func petWatchdog() { notifier.notify("WATCHDOG=1") }
 
+    // MARK: Access
+
+    /// Throws `permissionDenied` unless the peer may use the socket (`AllowUsers=`, `AllowGroups=`).
+    func checkAccess(_ peer: PeerCredentials) throws {
+        guard AccessList.allows(access, uid: peer.uid, gid: peer.gid, groups: peer.groups, owner: owner) else {
+            throw DaemonError.permissionDenied("uid \(peer.uid) may not use taskd (AllowUsers=, AllowGroups=)")
+        }
+    }
+
+    /// Throws `permissionDenied` unless the peer may wake or cancel every task of `keys` (`WakeUsers=`, `WakeGroups=`).
+    private func checkWake(_ peer: PeerCredentials, _ keys: [TaskKey]) throws {
+        for key in keys {
+            let rule = scheduler.tasks[key]?.definition.wakeAccess
+            guard AccessList.allows(rule, uid: peer.uid, gid: peer.gid, groups: peer.groups, owner: owner) else {
+                throw DaemonError.permissionDenied(
+                    "uid \(peer.uid) may not wake or cancel \(key) (WakeUsers=, WakeGroups=)")
+            }
+        }
+    }
+
+    /// Throws `permissionDenied` unless the peer is root or taskd's own user.
+    func checkAdmin(_ peer: PeerCredentials) throws {
+        guard peer.uid == 0 || peer.uid == owner else {
+            throw DaemonError.permissionDenied("only root may reload taskd")
+        }
+    }
+
     // MARK: Requests
 
     /// Wakes the target; with `watch`, also returns a stream of every later state of those runs.
     /// The reply waits until the wake is on disk (one record per task), so an acknowledged wake
     /// survives a crash.
-    func wake(target: String, id: String?, payload: String?, watch: Bool) async throws -> (
+    func wake(target: String, id: String?, payload: String?, watch: Bool, peer: PeerCredentials) async throws -> (
         runs: [RunInfo], updates: AsyncStream<RunInfo>?
     ) {
         guard !scheduler.isStopping else { throw DaemonError.shuttingDown }
         let keys = try scheduler.resolver.resolve(target)
+        try checkWake(peer, keys)
         let now = SystemClock.now()
         let wakes = keys.map {
             WakeRecord(id: newRecordID(), key: $0, wakeID: id, payload: payload, acknowledgedUSec: now.realtime)
@@ -164,7 +196,8 @@ actor Daemon {
     }
 
     /// Cancels a run by id, or every run, queued run and retry of the tasks the target names.
-    func cancel(target: String) throws -> [RunInfo] {
+    func cancel(target: String, peer: PeerCredentials) throws -> [RunInfo] {
+        try checkWake(peer, scheduler.runs[target].map { [$0.key] } ?? scheduler.resolver.resolve(target))
         let (runs, actions) = try scheduler.cancel(target: target, reason: .requested, at: SystemClock.now())
         perform(actions)
         return runs.map { run in scheduler.runs[run.id].map { RunInfo($0) } ?? latest(run, disposition: .started) }
@@ -223,6 +256,7 @@ actor Daemon {
         for d in config.tasks where d.handler == .swift && handlers[d.key.identifier] == nil {
             journal.daemon(.configError, 4, "\(d.key): no Swift handler is registered; its runs will fail")
         }
+        access = config.daemon.access
         let (diff, actions) = scheduler.reload(
             config.tasks, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon), at: SystemClock.now())
         if !diff.added.isEmpty {

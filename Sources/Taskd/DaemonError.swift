@@ -2,4 +2,6 @@
 enum DaemonError: Error, Sendable {
     /// The daemon is stopping and starts no new runs.
     case shuttingDown
+    /// The peer may not do this; the reason names the rule.
+    case permissionDenied(String)
 }

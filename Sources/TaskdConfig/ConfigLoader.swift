@@ -93,6 +93,8 @@ public enum ConfigLoader {
 
     static func loadDaemon(_ path: String, _ diagnostics: inout [ConfigDiagnostic]) -> DaemonSettings {
         var settings = DaemonSettings()
+        var allowUsers: [UInt32]?
+        var allowGroups: [UInt32]?
         guard TextFiles.exists(path) else { return settings }
         let text: String
         switch TextFiles.read(path) {
@@ -118,6 +120,16 @@ public enum ConfigLoader {
                     continue
                 }
                 if e.key == "Socket" { settings.socketPath = e.value } else { settings.stateDirectory = e.value }
+            case "AllowUsers", "AllowGroups":
+                do throws(ConfigDiagnostic) {
+                    if e.key == "AllowUsers" {
+                        allowUsers = try Identities.append(allowUsers, e, groups: false)
+                    } else {
+                        allowGroups = try Identities.append(allowGroups, e, groups: true)
+                    }
+                } catch {
+                    diagnostics.append(error)
+                }
             case "MaxConcurrentRuns":
                 guard let n = Int(e.value), (1...100_000).contains(n) else {
                     diagnostics.append(
@@ -130,6 +142,9 @@ public enum ConfigLoader {
                     diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "unknown key in section [Daemon]"))
                 }
             }
+        }
+        if allowUsers != nil || allowGroups != nil {
+            settings.access = AccessList(users: allowUsers ?? [], groups: allowGroups ?? [])
         }
         return settings
     }

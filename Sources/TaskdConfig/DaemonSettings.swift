@@ -1,3 +1,5 @@
+import TaskScheduling
+
 /// The `[Daemon]` section of `taskd.conf`; command-line options override it.
 public struct DaemonSettings: Hashable, Sendable {
     /// `StateDirectory=`: where taskd keeps its state and where handlers find `$STATE_DIRECTORY`.
@@ -6,6 +8,8 @@ public struct DaemonSettings: Hashable, Sendable {
     public var socketPath: String?
     /// `MaxConcurrentRuns=`: how many handlers may run at once (nil: the number of CPUs).
     public var maxConcurrentRuns: Int?
+    /// `AllowUsers=`/`AllowGroups=`: who besides root may use the control socket (nil: whoever can connect).
+    public var access: AccessList?
 
     public init(stateDirectory: String? = nil, socketPath: String? = nil) {
         self.stateDirectory = stateDirectory

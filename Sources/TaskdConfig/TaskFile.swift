@@ -23,6 +23,8 @@ public struct TaskFile: Hashable, Sendable {
     public var retryJitter: Double?
     public var retryPreventExitStatus: [Int32]?
     public var historySize: Int?
+    public var wakeUsers: [UInt32]?
+    public var wakeGroups: [UInt32]?
     public var execStart: [String]?
     public var execStartLocation: SourceLocation?
     public var environment: [String] = []
@@ -69,6 +71,11 @@ public struct TaskFile: Hashable, Sendable {
         if let retryPreventExitStatus { retry.preventExitStatus = retryPreventExitStatus }
         definition.retry = retry
         definition.historySize = historySize ?? base?.historySize ?? definition.historySize
+        if wakeUsers != nil || wakeGroups != nil {
+            definition.wakeAccess = AccessList(users: wakeUsers ?? [], groups: wakeGroups ?? [])
+        } else {
+            definition.wakeAccess = base?.wakeAccess
+        }
         return definition
     }
 }

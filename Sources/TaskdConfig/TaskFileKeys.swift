@@ -53,6 +53,12 @@ enum TaskFileKeys {
                 f.retryPreventExitStatus = statuses
             },
             "History": { f, e throws(ConfigDiagnostic) in f.historySize = try integer(e, in: 0...10_000) },
+            "WakeUsers": { f, e throws(ConfigDiagnostic) in
+                f.wakeUsers = try Identities.append(f.wakeUsers, e, groups: false)
+            },
+            "WakeGroups": { f, e throws(ConfigDiagnostic) in
+                f.wakeGroups = try Identities.append(f.wakeGroups, e, groups: true)
+            },
         ],
         "Timer": [
             "OnStartupSec": { f, e throws(ConfigDiagnostic) in f.onStartup = try appendSpan(f.onStartup, e) },

@@ -5,11 +5,14 @@ public struct PeerCredentials: Hashable, Sendable, CustomStringConvertible {
     public var pid: Int32
     public var uid: UInt32
     public var gid: UInt32
+    /// The peer's supplementary groups (`SO_PEERGROUPS`), as its process had them at connect time.
+    public var groups: [UInt32]
 
-    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+    public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = []) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
+        self.groups = groups
     }
 
     /// The credentials of the peer connected on `fd`, or nil.
@@ -18,7 +21,9 @@ public struct PeerCredentials: Hashable, Sendable, CustomStringConvertible {
         var uid: uid_t = 0
         var gid: gid_t = 0
         guard taskd_peer_credentials(fd, &pid, &uid, &gid) == 0 else { return nil }
-        self.init(pid: pid, uid: uid, gid: gid)
+        var buffer = [gid_t](repeating: 0, count: 256)
+        let count = taskd_peer_groups(fd, &buffer, Int32(buffer.count))
+        self.init(pid: pid, uid: uid, gid: gid, groups: count > 0 ? Array(buffer[0..<Int(count)]) : [])
     }
 
     public var description: String { "pid \(pid), uid \(uid), gid \(gid)" }

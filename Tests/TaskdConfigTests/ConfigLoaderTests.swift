@@ -70,6 +70,20 @@ struct ConfigLoaderTests {
         #expect(task.retry.preventExitStatus == [100, 65, 78])
     }
 
+    @Test("AllowUsers=, AllowGroups=, WakeUsers=, WakeGroups= resolve names and numbers; an empty value resets")
+    func accessKeys() throws {
+        let f = try ConfigFixture()
+        try f.write("taskd.conf", "[Daemon]\nAllowUsers=root 1234\nAllowGroups=root\nAllowGroups=\nAllowGroups=77\n")
+        try f.write("tasks.d/t.task", "[Task]\nWakeUsers=nobody\n[Exec]\nExecStart=/bin/true\n")
+        try f.write("tasks.d/open.task", "[Exec]\nExecStart=/bin/true\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(config.diagnostics.isEmpty)
+        #expect(config.daemon.access == AccessList(users: [0, 1234], groups: [77]))
+        let byName = Dictionary(uniqueKeysWithValues: config.tasks.map { ($0.key.identifier, $0) })
+        #expect(byName["t"]?.wakeAccess == AccessList(users: [65534], groups: []))
+        #expect(byName["open"]?.wakeAccess == nil)
+    }
+
     @Test("run-policy defaults: coalesce, one attempt, exit status 100 prevents retries, 20 runs of history")
     func policyDefaults() throws {
         let f = try ConfigFixture()
@@ -148,6 +162,11 @@ struct ConfigLoaderTests {
         ("[Task]\nRetryBackoffSec=infinity\n[Exec]\nExecStart=/bin/true", 2, "RetryBackoffSec", "must be finite"),
         ("[Task]\nRetryPreventExitStatus=1 300\n[Exec]\nExecStart=/bin/true", 2, "RetryPreventExitStatus", "'300'"),
         ("[Task]\nHistory=-1\n[Exec]\nExecStart=/bin/true", 2, "History", "whole number"),
+        (
+            "[Task]\nWakeUsers=root no-such-user\n[Exec]\nExecStart=/bin/true", 2, "WakeUsers",
+            "no such user 'no-such-user'"
+        ),
+        ("[Task]\nWakeGroups=no-such-group\n[Exec]\nExecStart=/bin/true", 2, "WakeGroups", "no such group"),
         ("[Exec]\nExecStart=/bin/echo 'unterminated", 2, "ExecStart", "unterminated ' quote"),
         ("[Exec]\nExecStart=bin/refresh", 2, "ExecStart", "absolute path or a bare program name"),
         ("[Exec]\nExecStart=-/bin/true", 2, "ExecStart", "'-' prefix is not supported"),

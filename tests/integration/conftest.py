@@ -126,7 +126,9 @@ class Daemon:
             s.close()
 
     def stop(self, timeout=15):
-        if self.proc and self.proc.poll() is None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(timeout=timeout)

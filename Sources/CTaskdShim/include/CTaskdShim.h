@@ -13,6 +13,8 @@ int taskd_accept(int fd);
 /// SO_PEERCRED of a connected Unix socket; 0 or -1 with errno.
 int taskd_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 /// pipe2(2) with O_CLOEXEC.
+/// The peer's supplementary groups (SO_PEERGROUPS) into groups; their count, or -1 (errno set).
+int taskd_peer_groups(int fd, gid_t *groups, int max);
 int taskd_pipe_cloexec(int fds[2]);
 
 #include <spawn.h>
