@@ -81,8 +81,10 @@ extension Scheduler {
     /// Starts waiting runs while slots are free.
     mutating func pump(at now: ClockReading) -> [SchedulerAction] {
         var actions: [SchedulerAction] = []
-        while !isStopping, !ready.isEmpty, activeCount < maxConcurrentRuns {
+        var free = maxConcurrentRuns - activeCount  // counted once: each start takes one slot
+        while !isStopping, !ready.isEmpty, free > 0 {
             start(ready.removeFirst(), at: now, actions: &actions)
+            free -= 1
         }
         return actions
     }

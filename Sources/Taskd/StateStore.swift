@@ -36,7 +36,15 @@ final class StateStore: Sendable {
         var fd: Int32 = -1
         var size = 0
         var live: [String: [UInt8]] = [:]
+        /// The bytes of the live records, kept as they change (the compaction threshold).
+        var liveBytes = 0
         var failing = false
+
+        mutating func set(_ id: String, _ line: [UInt8]?) {
+            liveBytes -= live[id]?.count ?? 0
+            live[id] = line
+            liveBytes += line?.count ?? 0
+        }
     }
 
     init(directory: String, onError: @escaping @Sendable (String) -> Void) {
@@ -126,7 +134,9 @@ final class StateStore: Sendable {
         }
         let wakes = order.compactMap { live[$0] }
         log.withLock { file in
-            file.live = Dictionary(wakes.map { ($0.id, $0.line) }, uniquingKeysWith: { $1 })
+            file.live = [:]
+            file.liveBytes = 0
+            for wake in wakes { file.set(wake.id, wake.line) }
         }
         if let problem = compact() { problems.append(problem) }
         return wakes
@@ -244,7 +254,7 @@ final class StateStore: Sendable {
 
     private func appendLines(_ batch: Pending) {
         let needsCompaction = log.withLock { file -> Bool in
-            for (id, line) in batch.records { file.live[id] = line }
+            for (id, line) in batch.records { file.set(id, line) }
             let written = file.fd >= 0 && FileIO.writeAll(file.fd, batch.lines) && fdatasync(file.fd) == 0
             if written {
                 file.size += batch.lines.count
@@ -256,8 +266,7 @@ final class StateStore: Sendable {
                     "\(logPath): cannot write (\(String(cString: strerror(errno)))); acknowledged wakes are kept in memory only"
                 )
             }
-            let liveBytes = file.live.values.reduce(0) { $0 + $1.count }
-            return file.failing || (file.size > 1 << 20 && file.size > 4 * liveBytes)
+            return file.failing || (file.size > 1 << 20 && file.size > 4 * file.liveBytes)
         }
         if needsCompaction, let problem = compact() {
             if !log.withLock({ $0.failing }) { onError(problem) }
