@@ -118,3 +118,93 @@ int taskd_inotify_saw(int fd, const char *name) {
     }
     return saw;
 }
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <pthread.h>
+
+/// Reports (step, errno) to the parent through the close-on-exec pipe and exits.
+static void spawn_fail(int report, int step) {
+    int message[2] = {step, errno};
+    ssize_t ignored = write(report, message, sizeof message);
+    (void)ignored;
+    _exit(127);
+}
+
+static void spawn_child(const char *path, char *const argv[], char *const envp[], int in, int out, int err,
+                        const char *cwd, const struct taskd_exec_identity *id, int report) {
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    for (int s = 1; s < NSIG; s++)
+        if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    if (setpgid(0, 0) < 0) spawn_fail(report, TASKD_STEP_SETPGID);
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) spawn_fail(report, TASKD_STEP_FDS);
+    // Close everything else but the report pipe (which closes itself at exec).
+    if (report > 3) syscall(SYS_close_range, 3u, (unsigned)report - 1, 0u);
+    syscall(SYS_close_range, (unsigned)report + 1, ~0u, 0u);
+
+    if (id->set_nice) {
+        errno = 0;
+        if (setpriority(PRIO_PROCESS, 0, id->nice) < 0) spawn_fail(report, TASKD_STEP_NICE);
+    }
+    if (id->set_umask) umask(id->umask);
+    // Raw syscalls: glibc's wrappers would broadcast to threads the child does not have.
+    if (id->set_groups && syscall(SYS_setgroups, (size_t)id->ngroups, id->groups) < 0)
+        spawn_fail(report, TASKD_STEP_GROUPS);
+    if (id->set_gid && syscall(SYS_setresgid, id->gid, id->gid, id->gid) < 0) spawn_fail(report, TASKD_STEP_GID);
+    if (id->set_uid && syscall(SYS_setresuid, id->uid, id->uid, id->uid) < 0) spawn_fail(report, TASKD_STEP_UID);
+    if (cwd && chdir(cwd) < 0) spawn_fail(report, TASKD_STEP_CHDIR);
+    execve(path, argv, envp);
+    spawn_fail(report, TASKD_STEP_EXEC);
+}
+
+pid_t taskd_spawn_as(const char *path, char *const argv[], char *const envp[], int in, int out, int err,
+                     const char *cwd, const struct taskd_exec_identity *identity, int *failed_step) {
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) < 0) {
+        *failed_step = TASKD_STEP_FORK;
+        return -1;
+    }
+    if (report[1] < 3) {  // keep it clear of the 0-2 the child sets up
+        int moved = fcntl(report[1], F_DUPFD_CLOEXEC, 3);
+        close(report[1]);
+        report[1] = moved;
+        if (moved < 0) {
+            close(report[0]);
+            *failed_step = TASKD_STEP_FORK;
+            return -1;
+        }
+    }
+    // No signal handler may run in the child before it resets them all.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t pid = fork();
+    if (pid == 0) spawn_child(path, argv, envp, in, out, err, cwd, identity, report[1]);
+    int saved = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(report[1]);
+    if (pid < 0) {
+        close(report[0]);
+        errno = saved;
+        *failed_step = TASKD_STEP_FORK;
+        return -1;
+    }
+    int message[2];
+    ssize_t n;
+    do n = read(report[0], message, sizeof message);
+    while (n < 0 && errno == EINTR);
+    close(report[0]);
+    if (n == (ssize_t)sizeof message) {
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+        *failed_step = message[0];
+        errno = message[1];
+        return -1;
+    }
+    return pid;
+}

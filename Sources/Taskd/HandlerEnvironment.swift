@@ -5,14 +5,17 @@ import TaskScheduling
 #endif
 
 /// Builds a command's environment from scratch (nothing of the daemon's leaks): a fixed `PATH`,
-/// the user's `HOME`/`USER`/`LOGNAME`/`SHELL`, `STATE_DIRECTORY`, the run's `TASKD_*` variables
+/// the user's (User= or taskd's) `HOME`/`USER`/`LOGNAME`/`SHELL`, `STATE_DIRECTORY`, the run's `TASKD_*` variables
 /// (design §4), then the task's `Environment=` assignments, later ones winning.
 enum HandlerEnvironment {
     static let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
     static func build(run: Run, spec: CommandSpec, stateDirectory: String) -> [String] {
         var assignments = ["PATH=\(path)"]
-        if let pw = getpwuid(geteuid()) {
+        if let user = spec.identity.userName {
+            assignments += ["HOME=\(spec.identity.home ?? "/")", "USER=\(user)", "LOGNAME=\(user)"]
+            if let shell = spec.identity.shell { assignments.append("SHELL=\(shell)") }
+        } else if let pw = getpwuid(geteuid()) {
             let user = String(cString: pw.pointee.pw_name)
             assignments += [
                 "HOME=\(String(cString: pw.pointee.pw_dir))", "USER=\(user)", "LOGNAME=\(user)",

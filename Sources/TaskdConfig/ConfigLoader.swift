@@ -38,6 +38,13 @@ public enum ConfigLoader {
                         "\(definition.key) has a Swift handler registered in code; remove ExecStart="))
                 continue
             }
+            if let user = file.user, user.gid == nil, file.group == nil {
+                diagnostics.append(
+                    ConfigDiagnostic(
+                        file.userLocation ?? at, key: "User",
+                        "uid \(user.uid) has no passwd entry, so it has no group: set Group= as well"))
+                continue
+            }
             if let base, base.key != definition.key { definitions[base.key] = nil }
             fromFiles[definition.key] = path
             definitions[definition.key] = definition

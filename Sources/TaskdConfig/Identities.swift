@@ -3,8 +3,47 @@
 #endif
 
 /// Resolves user and group names (or numbers) from the system's databases, when the
-/// configuration loads: `AllowUsers=`, `AllowGroups=`, `WakeUsers=`, `WakeGroups=`.
+/// configuration loads: `AllowUsers=`, `AllowGroups=`, `WakeUsers=`, `WakeGroups=`, `User=`,
+/// `Group=`, `SupplementaryGroups=`.
 enum Identities {
+    /// A user's passwd entry; only `uid` is known for a number with no entry.
+    struct User: Hashable, Sendable {
+        var name: String
+        var uid: UInt32
+        var gid: UInt32?
+        var home: String?
+        var shell: String?
+    }
+
+    /// The passwd entry of a user name or number; a number with no entry has only its uid.
+    static func user(_ word: Substring) -> User? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        let found: Int32
+        if let n = UInt32(word) {
+            found = getpwuid_r(n, &entry, &buffer, buffer.count, &result)
+            guard found == 0, result != nil else { return User(name: String(word), uid: n) }
+        } else {
+            found = getpwnam_r(String(word), &entry, &buffer, buffer.count, &result)
+            guard found == 0, result != nil else { return nil }
+        }
+        return User(
+            name: String(cString: entry.pw_name), uid: entry.pw_uid, gid: entry.pw_gid,
+            home: String(cString: entry.pw_dir), shell: String(cString: entry.pw_shell))
+    }
+
+    /// The groups `name` belongs to with `gid`, as initgroups(3) would set them.
+    static func groupList(of name: String, gid: UInt32) -> [UInt32] {
+        var count: Int32 = 64
+        while true {
+            var groups = [gid_t](repeating: 0, count: Int(count))
+            let previous = count
+            if getgrouplist(name, gid, &groups, &count) >= 0 { return Array(groups.prefix(Int(count))) }
+            if count <= previous { count = previous * 2 }
+        }
+    }
+
     /// The uid of a user name or number, or nil if there is no such user.
     static func userID(_ word: Substring) -> UInt32? {
         if let n = UInt32(word) { return n }

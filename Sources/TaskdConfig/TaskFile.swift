@@ -30,6 +30,14 @@ public struct TaskFile: Hashable, Sendable {
     public var environment: [String] = []
     public var workingDirectory: String?
     public var killSignal: Int32?
+    var user: Identities.User?
+    var userLocation: SourceLocation?
+    public var group: UInt32?
+    public var supplementaryGroups: [UInt32]?
+    public var umask: UInt32?
+    public var nice: Int32?
+    public var logRateLimitInterval: TimeSpan?
+    public var logRateLimitBurst: Int?
 
     public init(path: String) { self.path = path }
 
@@ -37,6 +45,27 @@ public struct TaskFile: Hashable, Sendable {
     public var baseName: String {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         return name.hasSuffix(".task") ? String(name.dropLast(5)) : name
+    }
+
+    /// User=, Group=, SupplementaryGroups=, UMask=, Nice= as systemd applies them: the gid is Group=
+    /// or the user's primary group; with User=, the groups are the user's (initgroups) plus
+    /// SupplementaryGroups=; without it, SupplementaryGroups= alone when given.
+    var identity: ExecIdentity {
+        var identity = ExecIdentity()
+        identity.uid = user?.uid
+        identity.gid = group ?? user?.gid
+        if let user {
+            identity.userName = user.name
+            identity.home = user.home
+            identity.shell = user.shell
+            let initial = identity.gid.map { Identities.groupList(of: user.name, gid: $0) } ?? []
+            identity.groups = initial + (supplementaryGroups ?? []).filter { !initial.contains($0) }
+        } else if let supplementaryGroups {
+            identity.groups = supplementaryGroups
+        }
+        identity.umask = umask
+        identity.nice = nice
+        return identity
     }
 
     /// The definition this file describes, on top of `base` (a Swift task's code-given definition), if any.
@@ -47,7 +76,10 @@ public struct TaskFile: Hashable, Sendable {
             handler = .command(
                 CommandSpec(
                     argv: execStart, environment: environment, workingDirectory: workingDirectory,
-                    killSignal: killSignal ?? 15))
+                    killSignal: killSignal ?? 15, identity: identity,
+                    outputLimit: OutputRateLimit(
+                        interval: logRateLimitInterval ?? OutputRateLimit.standard.interval,
+                        burst: logRateLimitBurst ?? OutputRateLimit.standard.burst)))
         } else {
             handler = .swift
         }

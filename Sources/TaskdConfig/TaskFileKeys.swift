@@ -131,6 +131,46 @@ enum TaskFileKeys {
                 }
                 f.killSignal = n
             },
+            "User": { f, e throws(ConfigDiagnostic) in
+                guard !e.value.isEmpty else {
+                    f.user = nil
+                    return
+                }
+                guard let user = Identities.user(e.value[...]) else {
+                    throw ConfigDiagnostic(e.location, key: e.key, "no such user '\(e.value)'")
+                }
+                f.user = user
+                f.userLocation = e.location
+            },
+            "Group": { f, e throws(ConfigDiagnostic) in
+                guard !e.value.isEmpty else {
+                    f.group = nil
+                    return
+                }
+                guard let gid = Identities.groupID(e.value[...]) else {
+                    throw ConfigDiagnostic(e.location, key: e.key, "no such group '\(e.value)'")
+                }
+                f.group = gid
+            },
+            "SupplementaryGroups": { f, e throws(ConfigDiagnostic) in
+                f.supplementaryGroups = try Identities.append(f.supplementaryGroups, e, groups: true)
+            },
+            "UMask": { f, e throws(ConfigDiagnostic) in
+                guard e.value.count <= 4, let mask = UInt32(e.value, radix: 8), mask <= 0o777 else {
+                    throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not an octal mode (0000 to 0777)")
+                }
+                f.umask = mask
+            },
+            "Nice": { f, e throws(ConfigDiagnostic) in
+                guard let nice = Int32(e.value), (-20...19).contains(nice) else {
+                    throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a nice level from -20 to 19")
+                }
+                f.nice = nice
+            },
+            "LogRateLimitIntervalSec": { f, e throws(ConfigDiagnostic) in f.logRateLimitInterval = try finiteSpan(e) },
+            "LogRateLimitBurst": { f, e throws(ConfigDiagnostic) in
+                f.logRateLimitBurst = try integer(e, in: 0...1_000_000)
+            },
         ],
     ]
 

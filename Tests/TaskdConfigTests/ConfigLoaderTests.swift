@@ -84,6 +84,41 @@ struct ConfigLoaderTests {
         #expect(byName["open"]?.wakeAccess == nil)
     }
 
+    @Test("User= sets uid, gid, home, shell and the user's groups plus SupplementaryGroups=; Group= overrides the gid")
+    func execIdentity() throws {
+        let f = try ConfigFixture()
+        try f.write(
+            "tasks.d/asnobody.task",
+            "[Exec]\nExecStart=/bin/true\nUser=nobody\nSupplementaryGroups=adm\nUMask=027\nNice=-5\n")
+        try f.write("tasks.d/grouped.task", "[Exec]\nExecStart=/bin/true\nUser=daemon\nGroup=adm\n")
+        try f.write("tasks.d/numeric.task", "[Exec]\nExecStart=/bin/true\nUser=4000000000\nGroup=4000000001\n")
+        try f.write("tasks.d/groupsonly.task", "[Exec]\nExecStart=/bin/true\nSupplementaryGroups=adm 5\n")
+        try f.write(
+            "tasks.d/plain.task", "[Exec]\nExecStart=/bin/true\nLogRateLimitIntervalSec=1min\nLogRateLimitBurst=0\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(config.diagnostics.isEmpty)
+        let specs = Dictionary(
+            uniqueKeysWithValues: config.tasks.compactMap { t -> (String, CommandSpec)? in
+                guard case .command(let spec) = t.handler else { return nil }
+                return (t.key.identifier, spec)
+            })
+        let nobody = try #require(specs["asnobody"]?.identity)
+        #expect(nobody.uid == 65534 && nobody.gid == 65534 && nobody.userName == "nobody")
+        #expect(nobody.home == "/nonexistent" && nobody.shell == "/usr/sbin/nologin")
+        #expect(nobody.groups == [65534, 4])  // nobody's own groups (nogroup), then adm
+        #expect(nobody.umask == 0o027 && nobody.nice == -5)
+        let daemon = try #require(specs["grouped"]?.identity)
+        #expect(daemon.uid == 1 && daemon.gid == 4 && daemon.groups?.first == 4)
+        let numeric = try #require(specs["numeric"]?.identity)
+        #expect(numeric.uid == 4_000_000_000 && numeric.gid == 4_000_000_001 && numeric.home == nil)
+        let groupsOnly = try #require(specs["groupsonly"]?.identity)
+        #expect(groupsOnly.uid == nil && groupsOnly.gid == nil && groupsOnly.groups == [4, 5])
+        let plain = try #require(specs["plain"])
+        #expect(plain.identity.isInherited && plain.identity == ExecIdentity())
+        #expect(plain.outputLimit == OutputRateLimit(interval: .seconds(60), burst: 0) && plain.outputLimit.isOff)
+        #expect(specs["asnobody"]?.outputLimit == .standard)
+    }
+
     @Test("run-policy defaults: coalesce, one attempt, exit status 100 prevents retries, 20 runs of history")
     func policyDefaults() throws {
         let f = try ConfigFixture()
@@ -177,6 +212,15 @@ struct ConfigLoaderTests {
         ("[Exec]\nExecStart=/bin/true\nWorkingDirectory=relative/dir", 3, "WorkingDirectory", "not an absolute path"),
         ("[Exec]\nExecStart=/bin/true\nKillSignal=SIGFOO", 3, "KillSignal", "unknown signal"),
         ("[Task]\nDescription=no command", 1, "ExecStart", "no Swift handler is registered"),
+        ("[Exec]\nExecStart=/bin/true\nUser=no-such-user", 3, "User", "no such user 'no-such-user'"),
+        ("[Exec]\nExecStart=/bin/true\nGroup=no-such-group", 3, "Group", "no such group 'no-such-group'"),
+        ("[Exec]\nExecStart=/bin/true\nSupplementaryGroups=adm nope", 3, "SupplementaryGroups", "no such group 'nope'"),
+        ("[Exec]\nExecStart=/bin/true\nUser=4000000000", 3, "User", "has no passwd entry, so it has no group"),
+        ("[Exec]\nExecStart=/bin/true\nUMask=0999", 3, "UMask", "not an octal mode"),
+        ("[Exec]\nExecStart=/bin/true\nUMask=01777", 3, "UMask", "not an octal mode"),
+        ("[Exec]\nExecStart=/bin/true\nNice=20", 3, "Nice", "from -20 to 19"),
+        ("[Exec]\nExecStart=/bin/true\nLogRateLimitBurst=lots", 3, "LogRateLimitBurst", "whole number"),
+        ("[Exec]\nExecStart=/bin/true\nLogRateLimitIntervalSec=infinity", 3, "LogRateLimitIntervalSec", "finite"),
     ]
 
     @Test("each error names file:line and the key; the broken task is left out, the others load", arguments: errors)

@@ -44,3 +44,32 @@ const char *taskd_tzname(int dst);
 int taskd_inotify_directory(const char *directory);
 /// Reads every pending event of such an fd; 1 if any concerned the entry `name`, else 0.
 int taskd_inotify_saw(int fd, const char *name);
+
+/// What a command changes about itself between fork and exec ([Exec] User=, Group=, ...).
+struct taskd_exec_identity {
+    int set_groups;        ///< setgroups(ngroups, groups) when non-zero
+    const gid_t *groups;
+    int ngroups;
+    int set_gid;           ///< setresgid(gid) when non-zero
+    gid_t gid;
+    int set_uid;           ///< setresuid(uid) when non-zero
+    uid_t uid;
+    int set_umask;         ///< umask(umask) when non-zero
+    mode_t umask;
+    int set_nice;          ///< setpriority(PRIO_PROCESS, 0, nice) when non-zero
+    int nice;
+};
+
+/// The step of taskd_spawn_as that failed, reported through *failed_step.
+enum taskd_spawn_step {
+    TASKD_STEP_FORK = 1, TASKD_STEP_SETPGID, TASKD_STEP_FDS, TASKD_STEP_NICE, TASKD_STEP_GROUPS,
+    TASKD_STEP_GID, TASKD_STEP_UID, TASKD_STEP_CHDIR, TASKD_STEP_EXEC,
+};
+
+/// fork + exec for a command that changes identity (posix_spawn cannot): the child leads its own
+/// process group, has every signal reset and unblocked, fds 0-2 from in/out/err and nothing else
+/// open, then nice, umask, groups, gid, uid, chdir (as the new user), execve. Only async-signal-safe
+/// calls and raw syscalls run in the child. Returns the pid once the exec has succeeded, or -1 with
+/// errno and *failed_step set (the failed child already reaped).
+pid_t taskd_spawn_as(const char *path, char *const argv[], char *const envp[], int in, int out, int err,
+                     const char *cwd, const struct taskd_exec_identity *identity, int *failed_step);
