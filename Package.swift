@@ -45,5 +45,6 @@ let package = Package(
         .testTarget(name: "TaskdConfigTests", dependencies: ["TaskdConfig"]),
         .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol"]),
         .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime"]),
+        .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdSystem"]),
     ]
 )

@@ -16,6 +16,7 @@ enum Commands {
             let client = try VarlinkClient(path: socket)
             reply = try client.call(VarlinkCall(method: method, parameters: parameters, more: more), onReply: onReply)
         } catch {
+            if case .notPermitted = error { throw Failure(code: .permissionDenied, message: error.description) }
             throw Failure(code: .unreachable, message: error.description)
         }
         guard let name = reply.error else { return reply }

@@ -29,7 +29,8 @@ public enum Taskctl {
 
         Options:
           --socket PATH       taskd's control socket (default: $TASKD_SOCKET, then
-                              /run/taskd/taskd.sock as root or $XDG_RUNTIME_DIR/taskd/taskd.sock)
+                              /run/taskd/taskd.sock as root or $XDG_RUNTIME_DIR/taskd/taskd.sock,
+                              then /run/taskd/taskd.sock if that is missing)
           --json              print data as JSON
           -h, --help          show help (taskctl COMMAND --help for one command)
           --                  end of options: what follows is positional (an expression may start with '-')
@@ -179,7 +180,9 @@ public enum Taskctl {
         }
     }
 
-    static func socket(_ args: CommandLineArguments) -> String { args.options["--socket"] ?? DefaultPaths.socketPath }
+    static func socket(_ args: CommandLineArguments) -> String {
+        args.options["--socket"] ?? DefaultPaths.clientSocketPath
+    }
 }
 
 /// A failed command: a message for stderr and taskctl's exit code.

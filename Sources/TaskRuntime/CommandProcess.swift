@@ -21,13 +21,17 @@ public final class CommandProcess: Sendable {
         /// Open pipe read ends and their event-loop tokens.
         var pipes: [Int32: UInt64] = [:]
         var splitters: [Int32: LineSplitter] = [:]
+        /// One meter for both streams: the limit is per run.
+        var limiter: OutputRateLimiter
     }
 
-    /// Starts `argv` with exactly `environment` (`NAME=value`); `onOutput` gets each line, then
-    /// `onExit` gets the termination once the leader has exited and its output is drained.
+    /// Starts `argv` with exactly `environment` (`NAME=value`) as `identity`; `onOutput` gets each
+    /// line (or a count of lines `outputLimit` dropped), then `onExit` gets the termination once the
+    /// leader has exited and its output is drained.
     public static func spawn(
         argv: [String], environment: [String], workingDirectory: String?, stdin payload: String?,
-        onOutput: @escaping @Sendable (OutputLine) -> Void,
+        identity: ExecIdentity = ExecIdentity(), outputLimit: OutputRateLimit = .off,
+        onOutput: @escaping @Sendable (CommandOutput) -> Void,
         onExit: @escaping @Sendable (Termination) -> Void
     ) throws(SpawnError) -> CommandProcess {
         guard let program = argv.first else { throw SpawnError(message: "empty command line") }
@@ -40,15 +44,48 @@ public final class CommandProcess: Sendable {
         guard taskd_pipe_cloexec(&outPipe) == 0, taskd_pipe_cloexec(&errPipe) == 0 else {
             throw SpawnError(message: "pipe: \(String(cString: strerror(errno)))")
         }
+        let cArgv = argv.map { strdup($0) } + [nil]
+        let cEnv = environment.map { strdup($0) } + [nil]
+        defer {
+            cArgv.forEach { free($0) }
+            cEnv.forEach { free($0) }
+        }
+        let started: Result<pid_t, SpawnError>
+        if identity.isInherited {
+            started = posixSpawn(
+                path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1], cwd: workingDirectory)
+        } else {
+            started = forkExec(
+                path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1], cwd: workingDirectory,
+                identity: identity)
+        }
+        close(outPipe[1])
+        close(errPipe[1])
+        switch started {
+        case .success(let pid):
+            let process = CommandProcess(pid: pid, outputLimit: outputLimit)
+            process.watch(stdout: outPipe[0], stderr: errPipe[0], onOutput: onOutput, onExit: onExit)
+            return process
+        case .failure(let error):
+            close(outPipe[0])
+            close(errPipe[0])
+            throw error
+        }
+    }
 
+    /// The common case: nothing about the identity changes, so glibc's `posix_spawn` (a vfork) will do.
+    private static func posixSpawn(
+        _ path: String, _ argv: [UnsafeMutablePointer<CChar>?], _ env: [UnsafeMutablePointer<CChar>?],
+        stdin: Int32, stdout: Int32, stderr: Int32, cwd: String?
+    ) -> Result<pid_t, SpawnError> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdinFD, 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
         taskd_spawn_addclosefrom(&actions, 3)
-        if let workingDirectory { taskd_spawn_addchdir(&actions, workingDirectory) }
+        if let cwd { taskd_spawn_addchdir(&actions, cwd) }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -66,28 +103,61 @@ public final class CommandProcess: Sendable {
             &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         var pid: pid_t = 0
-        let cArgv = argv.map { strdup($0) } + [nil]
-        let cEnv = environment.map { strdup($0) } + [nil]
-        defer {
-            cArgv.forEach { free($0) }
-            cEnv.forEach { free($0) }
-        }
-        let rc = posix_spawn(&pid, path, &actions, &attributes, cArgv, cEnv)
-        close(outPipe[1])
-        close(errPipe[1])
-        guard rc == 0 else {
-            close(outPipe[0])
-            close(errPipe[0])
-            throw SpawnError(message: "\(path): \(String(cString: strerror(rc)))")
-        }
-        let process = CommandProcess(pid: pid)
-        process.watch(stdout: outPipe[0], stderr: errPipe[0], onOutput: onOutput, onExit: onExit)
-        return process
+        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, env)
+        guard rc == 0 else { return .failure(SpawnError(message: "\(path): \(String(cString: strerror(rc)))")) }
+        return .success(pid)
     }
 
-    private init(pid: pid_t) {
+    /// User=, Group=, SupplementaryGroups=, UMask= or Nice= is set: fork and exec through the shim.
+    private static func forkExec(
+        _ path: String, _ argv: [UnsafeMutablePointer<CChar>?], _ env: [UnsafeMutablePointer<CChar>?],
+        stdin: Int32, stdout: Int32, stderr: Int32, cwd: String?, identity: ExecIdentity
+    ) -> Result<pid_t, SpawnError> {
+        var groups = (identity.groups ?? []).map { gid_t($0) }
+        // Without root, a command may only run as taskd's own user, whose groups it keeps.
+        let keepGroups = geteuid() != 0 && identity.uid.map { $0 == geteuid() } ?? true
+        var step: Int32 = 0
+        let pid = groups.withUnsafeMutableBufferPointer { buffer -> pid_t in
+            var spec = taskd_exec_identity()
+            spec.set_groups = identity.groups != nil && !keepGroups ? 1 : 0
+            spec.groups = UnsafePointer(buffer.baseAddress)
+            spec.ngroups = Int32(buffer.count)
+            if let gid = identity.gid, gid != getegid() || geteuid() == 0 {
+                spec.set_gid = 1
+                spec.gid = gid
+            }
+            if let uid = identity.uid {
+                spec.set_uid = 1
+                spec.uid = uid
+            }
+            if let umask = identity.umask {
+                spec.set_umask = 1
+                spec.umask = mode_t(umask)
+            }
+            if let nice = identity.nice {
+                spec.set_nice = 1
+                spec.nice = nice
+            }
+            return taskd_spawn_as(path, argv, env, stdin, stdout, stderr, cwd, &spec, &step)
+        }
+        guard pid < 0 else { return .success(pid) }
+        let reason = String(cString: strerror(errno))
+        let what: String
+        switch step {
+        case Int32(TASKD_STEP_NICE.rawValue): what = "setting Nice=\(identity.nice ?? 0)"
+        case Int32(TASKD_STEP_GROUPS.rawValue): what = "setting the supplementary groups"
+        case Int32(TASKD_STEP_GID.rawValue): what = "setting Group= (gid \(identity.gid ?? 0))"
+        case Int32(TASKD_STEP_UID.rawValue): what = "setting User= (uid \(identity.uid ?? 0))"
+        case Int32(TASKD_STEP_CHDIR.rawValue): what = "WorkingDirectory=\(cwd ?? "")"
+        case Int32(TASKD_STEP_EXEC.rawValue): what = path
+        default: what = "starting \(path)"
+        }
+        return .failure(SpawnError(message: "\(what): \(reason)"))
+    }
+
+    private init(pid: pid_t, outputLimit: OutputRateLimit) {
         self.pid = pid
-        self.state = Mutex(State())
+        self.state = Mutex(State(limiter: OutputRateLimiter(outputLimit)))
     }
 
     /// Sends `signal` to the whole process group, unless the leader has already been reaped.
@@ -97,7 +167,7 @@ public final class CommandProcess: Sendable {
     }
 
     private func watch(
-        stdout: Int32, stderr: Int32, onOutput: @escaping @Sendable (OutputLine) -> Void,
+        stdout: Int32, stderr: Int32, onOutput: @escaping @Sendable (CommandOutput) -> Void,
         onExit: @escaping @Sendable (Termination) -> Void
     ) {
         let loop = EventLoop.shared
@@ -133,7 +203,8 @@ public final class CommandProcess: Sendable {
     }
 
     private func exited(
-        status: Int32, _ onOutput: @escaping @Sendable (OutputLine) -> Void, _ onExit: @Sendable (Termination) -> Void
+        status: Int32, _ onOutput: @escaping @Sendable (CommandOutput) -> Void,
+        _ onExit: @Sendable (Termination) -> Void
     ) {
         state.withLock { $0.exited = true }
         ProcessReaper.shared.release(group: pid)
@@ -142,14 +213,17 @@ public final class CommandProcess: Sendable {
             _ = drain(fd, onOutput: onOutput)
             closePipe(fd, onOutput: onOutput)
         }
+        let dropped = state.withLock { $0.limiter.finish() }
+        if dropped > 0 { onOutput(.dropped(lines: dropped)) }
         onExit(ExitStatus.termination(status))
     }
 
     /// Stops watching a pipe and closes it, delivering a last unterminated line.
-    private func closePipe(_ fd: Int32, onOutput: (@Sendable (OutputLine) -> Void)? = nil) {
-        let (token, rest) = state.withLock { s -> (UInt64?, [OutputLine]) in
+    private func closePipe(_ fd: Int32, onOutput: (@Sendable (CommandOutput) -> Void)? = nil) {
+        let (token, rest) = state.withLock { s -> (UInt64?, [CommandOutput]) in
             var splitter = s.splitters.removeValue(forKey: fd)
-            return (s.pipes.removeValue(forKey: fd), splitter?.finish() ?? [])
+            let lines = Self.meter(splitter?.finish() ?? [], &s)
+            return (s.pipes.removeValue(forKey: fd), lines)
         }
         guard let token else { return }
         EventLoop.shared.deregister(fd: fd, token: token)
@@ -158,21 +232,38 @@ public final class CommandProcess: Sendable {
     }
 
     /// Reads what is available on `fd`; false at end of stream (its last line already delivered).
-    private func drain(_ fd: Int32, onOutput: @Sendable (OutputLine) -> Void) -> Bool {
+    private func drain(_ fd: Int32, onOutput: @Sendable (CommandOutput) -> Void) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n > 0 {
-                let lines = state.withLock { $0.splitters[fd]?.feed(buffer[0..<n]) ?? [] }
+                let lines = state.withLock { s in Self.meter(s.splitters[fd]?.feed(buffer[0..<n]) ?? [], &s) }
                 lines.forEach(onOutput)
                 continue
             }
             if n < 0 && errno == EINTR { continue }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return true }
-            let rest = state.withLock { $0.splitters[fd]?.finish() ?? [] }
+            let rest = state.withLock { s in Self.meter(s.splitters[fd]?.finish() ?? [], &s) }
             rest.forEach(onOutput)
             return false
         }
+    }
+
+    /// Passes `lines` through the run's rate limit, at the current monotonic time.
+    private static func meter(_ lines: [OutputLine], _ s: inout State) -> [CommandOutput] {
+        guard !lines.isEmpty else { return [] }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let usec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec / 1000)
+        var out: [CommandOutput] = []
+        for line in lines {
+            switch s.limiter.admit(atUSec: usec) {
+            case .pass: out.append(.line(line))
+            case .passAfterDropping(let n): out += [.dropped(lines: n), .line(line)]
+            case .drop: break
+            }
+        }
+        return out
     }
 
     private static func stdinDescriptor(_ payload: String?) throws(SpawnError) -> Int32 {

@@ -406,7 +406,8 @@ actor Daemon {
                     argv: spec.argv,
                     environment: HandlerEnvironment.build(run: run, spec: spec, stateDirectory: stateDirectory),
                     workingDirectory: spec.workingDirectory, stdin: run.payload,
-                    onOutput: { line in journal.output((line.stream.rawValue, line.priority, line.text), run: run) },
+                    identity: spec.identity, outputLimit: spec.outputLimit,
+                    onOutput: { output in journal.output(output, run: run, limit: spec.outputLimit) },
                     onExit: { [weak self] termination in
                         Task { await self?.handlerEnded(runID: run.id, termination: termination) }
                     })

@@ -1,3 +1,4 @@
+import TaskRuntime
 import TaskScheduling
 import TaskdSystem
 
@@ -113,10 +114,20 @@ struct EventJournal: Sendable {
         }
     }
 
-    /// A line of a command's output, with the run's fields.
-    func output(_ line: (stream: String, priority: Int, text: String), run: Run) {
-        var entry = LogEntry([("MESSAGE", line.text), ("PRIORITY", String(line.priority))])
-        entry.set("TASK_STREAM", line.stream)
+    /// A line of a command's output, or the count of lines its rate limit dropped, with the run's fields.
+    func output(_ output: CommandOutput, run: Run, limit: OutputRateLimit) {
+        var entry: LogEntry
+        switch output {
+        case .line(let line):
+            entry = LogEntry([("MESSAGE", line.text), ("PRIORITY", String(line.priority))])
+            entry.set("TASK_STREAM", line.stream.rawValue)
+        case .dropped(let count):
+            entry = Self.entry(
+                .outputSuppressed, 4,
+                "\(run.key.identifier): suppressed \(count) line(s) of output from run \(run.id) "
+                    + "(LogRateLimitBurst=\(limit.burst) per LogRateLimitIntervalSec=\(limit.interval))")
+            entry.set("TASK_OUTPUT_SUPPRESSED", String(count))
+        }
         entry.set("TASK", run.key.identifier)
         entry.set("TASK_KIND", run.key.kind)
         entry.set("TASK_RUN_ID", run.id)

@@ -21,4 +21,6 @@ public enum MessageID: String, CaseIterable, Sendable {
     case queueOverflow = "f1c8f05fa12d464b96786ec5bd78db51"
     case wakesRecovered = "46d20dab7df34e638dce119fed1f5666"
     case stateError = "4186c9efb27f47bb90a007455a3ad0b4"
+    case outputSuppressed = "c9dda88d31d242beb08f3d2cd50538ba"
+    case outputShed = "b7aefabfa53a4056885fb78ec2d0c228"
 }

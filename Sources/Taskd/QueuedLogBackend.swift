@@ -1,17 +1,46 @@
 @preconcurrency import Dispatch
+import Synchronization
 import TaskdSystem
 
 /// Hands entries to another backend on a serial Dispatch queue, so that a slow journald never
-/// blocks the scheduler or the cooperative thread pool. Order is kept.
-struct QueuedLogBackend: LogBackend {
+/// blocks the scheduler or the cooperative thread pool. Order is kept. Handler output (entries with
+/// `TASK_STREAM`) is shed once `outputBacklog` entries wait, and the count is journaled when the
+/// backlog has halved; taskd's own events are never shed.
+final class QueuedLogBackend: LogBackend {
+    static let outputBacklog = 16_384
+
     let base: any LogBackend
-    let queue = DispatchQueue(label: "taskd.log")
+    private let queue = DispatchQueue(label: "taskd.log")
+    private let pending = Atomic<Int>(0)
+    private let shed = Atomic<Int>(0)
+
+    init(base: any LogBackend) { self.base = base }
 
     func send(_ entry: LogEntry) {
-        let base = self.base
-        queue.async { base.send(entry) }
+        if entry["TASK_STREAM"] != nil && pending.load(ordering: .relaxed) >= Self.outputBacklog {
+            shed.add(1, ordering: .relaxed)
+            return
+        }
+        pending.add(1, ordering: .relaxed)
+        queue.async { [self] in
+            base.send(entry)
+            let left = pending.subtract(1, ordering: .relaxed).newValue
+            if left < Self.outputBacklog / 2 {
+                let count = shed.exchange(0, ordering: .relaxed)
+                if count > 0 { base.send(Self.backlogEntry(count)) }
+            }
+        }
     }
 
     /// Waits until every entry sent so far has been handed on.
     func flush() { queue.sync {} }
+
+    static func backlogEntry(_ count: Int) -> LogEntry {
+        var entry = EventJournal.entry(
+            .outputShed, 4,
+            "dropped \(count) line(s) of handler output: the journal did not keep up with "
+                + "\(outputBacklog) waiting entries")
+        entry.set("TASKD_OUTPUT_SHED", String(count))
+        return entry
+    }
 }

@@ -34,8 +34,20 @@ public enum DefaultPaths {
     public static var socketPath: String {
         if let s = env("TASKD_SOCKET") { return s }
         if let d = env("RUNTIME_DIRECTORY") { return d + "/taskd.sock" }
-        if isRoot { return "/run/taskd/taskd.sock" }
+        if isRoot { return systemSocketPath }
         if let d = env("XDG_RUNTIME_DIR") { return d + "/taskd/taskd.sock" }
         return stateDirectory + "/taskd.sock"
+    }
+
+    /// The system daemon's socket (taskd.socket's `ListenStream=`).
+    public static let systemSocketPath = "/run/taskd/taskd.sock"
+
+    /// Where taskctl connects when not told: `socketPath` when something is there, else the system
+    /// daemon's socket when it exists, so that a member of the `taskd` group reaches the system
+    /// taskd without `--socket` while a user's own taskd still wins.
+    public static var clientSocketPath: String {
+        let own = socketPath
+        if isRoot || env("TASKD_SOCKET") != nil || access(own, F_OK) == 0 { return own }
+        return access(systemSocketPath, F_OK) == 0 ? systemSocketPath : own
     }
 }

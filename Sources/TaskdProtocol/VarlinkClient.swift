@@ -29,9 +29,10 @@ public final class VarlinkClient {
             }
         }
         guard rc == 0 else {
-            let reason = String(cString: strerror(errno))
+            let code = errno
             close(fd)
-            throw .unreachable(path: path, reason: reason)
+            if code == EACCES || code == EPERM { throw .notPermitted(path: path) }
+            throw .unreachable(path: path, reason: String(cString: strerror(code)))
         }
     }
 
@@ -89,12 +90,17 @@ public final class VarlinkClient {
 public enum VarlinkClientError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Nothing listens at the path (or it cannot be connected to).
     case unreachable(path: String, reason: String)
+    /// The socket's file mode refuses this user (not root and not in its group).
+    case notPermitted(path: String)
     /// The connection broke or the daemon sent something that is not Varlink.
     case io(String)
 
     public var description: String {
         switch self {
         case .unreachable(let path, let reason): return "cannot connect to taskd at \(path): \(reason)"
+        case .notPermitted(let path):
+            return "cannot connect to taskd at \(path): permission denied (only root and members of the socket's "
+                + "group, taskd under systemd, may use it)"
         case .io(let reason): return "connection to taskd failed: \(reason)"
         }
     }

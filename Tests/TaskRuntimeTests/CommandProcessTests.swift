@@ -8,14 +8,22 @@ import Testing
 /// Collects what a real command did: its lines and its termination.
 final class Recorder: Sendable {
     let lines = Mutex<[OutputLine]>([])
+    /// Every `.dropped` report, in order.
+    let dropped = Mutex<[Int]>([])
     let (ended, continuation) = AsyncStream.makeStream(of: Termination.self)
 
-    func spawn(_ argv: [String], env: [String] = ["PATH=/usr/bin:/bin"], stdin: String? = nil, cwd: String? = nil)
-        throws -> CommandProcess
-    {
+    func spawn(
+        _ argv: [String], env: [String] = ["PATH=/usr/bin:/bin"], stdin: String? = nil, cwd: String? = nil,
+        identity: ExecIdentity = ExecIdentity(), limit: OutputRateLimit = .off
+    ) throws -> CommandProcess {
         try CommandProcess.spawn(
-            argv: argv, environment: env, workingDirectory: cwd, stdin: stdin,
-            onOutput: { line in self.lines.withLock { $0.append(line) } },
+            argv: argv, environment: env, workingDirectory: cwd, stdin: stdin, identity: identity, outputLimit: limit,
+            onOutput: { output in
+                switch output {
+                case .line(let line): self.lines.withLock { $0.append(line) }
+                case .dropped(let n): self.dropped.withLock { $0.append(n) }
+                }
+            },
             onExit: { t in
                 self.continuation.yield(t)
                 self.continuation.finish()
@@ -92,5 +100,82 @@ struct CommandProcessTests {
         _ = try r.spawn(["echo", "hi"])
         #expect(await r.termination() == .exited(0))
         #expect(r.texts == ["hi"])
+    }
+
+    @Test("a flood of output is metered: the burst passes, the rest is read, dropped and counted once")
+    func flood() async throws {
+        let r = Recorder()
+        _ = try r.spawn(
+            ["/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do echo line$i; i=$((i+1)); done; echo '<3>err' >&2"],
+            limit: OutputRateLimit(interval: .seconds(3600), burst: 100))
+        #expect(await r.termination() == .exited(0))
+        #expect(r.texts == (0..<100).map { "line\($0)" })
+        #expect(r.dropped.withLock { $0 } == [19_901])
+    }
+
+    @Test("with the limit off every line passes")
+    func unlimited() async throws {
+        let r = Recorder()
+        _ = try r.spawn(["/bin/sh", "-c", "seq 1 5000"], limit: .off)
+        #expect(await r.termination() == .exited(0))
+        #expect(r.texts.count == 5000 && r.dropped.withLock { $0 }.isEmpty)
+    }
+
+    @Test("UMask= and Nice= apply to the command (no root needed)")
+    func umaskAndNice() async throws {
+        var identity = ExecIdentity()
+        identity.umask = 0o077
+        identity.nice = 7
+        let r = Recorder()
+        _ = try r.spawn(
+            ["/bin/sh", "-c", "umask; cut -d' ' -f19 /proc/self/stat; cat /proc/self/stat | cut -d' ' -f5"],
+            identity: identity)
+        #expect(await r.termination() == .exited(0))
+        let texts = r.texts
+        #expect(texts.count == 3)
+        #expect(texts.first == "0077")
+        #expect(texts.dropFirst().first == "7")
+        // Still the leader of its own process group: pgrp of `cat` is the shell's pid, not ours.
+        #expect(texts.last != String(getpgrp()))
+    }
+
+    @Test(
+        "User=, Group= and the supplementary groups are set before exec",
+        .enabled(if: geteuid() == 0, "changing user needs root"))
+    func identityAsRoot() async throws {
+        var identity = ExecIdentity()
+        identity.uid = 65534
+        identity.gid = 65534
+        identity.groups = [65534, 4]
+        identity.umask = 0o027
+        let r = Recorder()
+        _ = try r.spawn(["/bin/sh", "-c", "id -u; id -g; id -G; umask; pwd"], cwd: "/tmp", identity: identity)
+        #expect(await r.termination() == .exited(0))
+        #expect(r.texts == ["65534", "65534", "65534 4", "0027", "/tmp"])
+    }
+
+    @Test(
+        "a step that fails before exec is a spawn error naming the step, and no process is left",
+        .enabled(if: geteuid() == 0, "changing user needs root"))
+    func identityFailure() async throws {
+        var identity = ExecIdentity()
+        identity.uid = 65534
+        identity.gid = 65534
+        identity.groups = []
+        // /root is 0700: the new user cannot enter it, and chdir runs as the new user.
+        #expect {
+            try Recorder().spawn(["/bin/true"], cwd: "/root", identity: identity)
+        } throws: { error in
+            "\(error)".contains("WorkingDirectory=/root") && "\(error)".contains("Permission denied")
+        }
+        var status: Int32 = 0
+        #expect(waitpid(-1, &status, WNOHANG) <= 0)
+    }
+
+    @Test("an identity change without root fails at that step", .enabled(if: geteuid() != 0))
+    func identityWithoutRoot() {
+        var identity = ExecIdentity()
+        identity.uid = geteuid() + 1
+        #expect(throws: SpawnError.self) { try Recorder().spawn(["/bin/true"], identity: identity) }
     }
 }

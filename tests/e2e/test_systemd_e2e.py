@@ -209,3 +209,28 @@ def test_systemctl_stop_during_a_long_run_cancels_drains_and_stops_cleanly(conta
     ended = [json.loads(line) for line in out.splitlines() if '"TASK_OUTCOME"' in line]
     assert ended and ended[-1]["TASK_OUTCOME"] == "cancelled" and ended[-1]["TASK_CANCEL_REASON"] == "shutdown"
     inside(container, "rm", "/etc/taskd/tasks.d/long.task")
+
+
+def test_a_taskd_member_is_served_a_non_member_refused_and_a_handler_runs_as_its_user(container):
+    install(container)
+    inside(container, TASKCTL, "list")  # socket-activated: running, so that it can be reloaded
+    inside(container, "sh", "-c", "id alice >/dev/null 2>&1 || useradd --no-create-home -G taskd alice; "
+                                  "id bob >/dev/null 2>&1 || useradd --no-create-home bob")
+    inside(container, "sh", "-c", "printf '[Task]\\nKind=appRefresh\\n[Exec]\\nExecStart=/usr/bin/id -un\\n"
+                                  "User=bob\\nUMask=0077\\n' > /etc/taskd/tasks.d/asbob.task && systemctl reload taskd")
+    try:
+        member = inside(container, "setpriv", "--reuid=alice", "--regid=alice", "--init-groups",
+                        TASKCTL, "wake", "asbob", "--wait", "--json", check=False)
+        assert member.returncode == 0, (member.stdout, member.stderr)
+        run = json.loads(member.stdout)[0]
+        assert run["state"] == "completed"
+        refused = inside(container, "setpriv", "--reuid=bob", "--regid=bob", "--init-groups",
+                         TASKCTL, "list", check=False)
+        assert refused.returncode == 5 and "permission denied" in refused.stderr, (refused.stdout, refused.stderr)
+        # The handler ran as bob, under the service's sandbox, and said so in the journal.
+        inside(container, "journalctl", "--sync")
+        out = inside(container, "journalctl", "-u", "taskd", "-o", "json", f"TASK_RUN_ID={run['runId']}",
+                     "TASK_STREAM=stdout").stdout
+        assert [json.loads(line)["MESSAGE"] for line in out.splitlines()] == ["bob"]
+    finally:
+        inside(container, "sh", "-c", "rm -f /etc/taskd/tasks.d/asbob.task && systemctl reload-or-restart taskd")

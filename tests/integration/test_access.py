@@ -81,3 +81,12 @@ def test_unknown_names_are_configuration_errors_with_file_and_line(daemon_factor
     assert r.returncode == 1
     assert f"{d.config}/taskd.conf:2: error: AllowGroups=: no such group 'no-such-group-here'" in r.stderr
     assert f"{d.config}/tasks.d/t.task:3: error: WakeUsers=: no such user 'no-such-user-here'" in r.stderr
+
+
+def test_a_user_the_socket_mode_refuses_gets_exit_5_and_the_reason(open_socket_daemon):
+    d = open_socket_daemon({"open.task": task("/bin/true")}, daemon_conf=None)
+    os.chmod(d.socket, 0o660)  # root:root 0660, as taskd.socket makes it with its own group
+    refused = as_user(d, "wake", "open")
+    assert refused.returncode == 5, (refused.stdout, refused.stderr)
+    assert "permission denied" in refused.stderr and "group" in refused.stderr
+    assert as_user(d, "list", groups=[0]).returncode == 0  # a member of the socket's group is served

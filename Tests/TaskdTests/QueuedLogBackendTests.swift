@@ -1,0 +1,59 @@
+import Foundation
+import Synchronization
+import TaskdSystem
+import Testing
+
+@testable import Taskd
+
+/// A backend that holds every send until released, as a stopped journald would.
+final class StalledBackend: LogBackend {
+    let gate = DispatchSemaphore(value: 0)
+    let received = Mutex<[LogEntry]>([])
+
+    func send(_ entry: LogEntry) {
+        gate.wait()
+        gate.signal()
+        received.withLock { $0.append(entry) }
+    }
+}
+
+@Suite("The journal queue: order kept, handler output shed under a backlog, events never")
+struct QueuedLogBackendTests {
+    @Test("with journald stalled, output beyond the backlog is shed and counted; every event arrives, in order")
+    func backlog() {
+        let stalled = StalledBackend()
+        let queue = QueuedLogBackend(base: stalled)
+        let limit = QueuedLogBackend.outputBacklog
+        var events = 0
+        for i in 0..<(limit + 5000) {
+            queue.send(LogEntry([("MESSAGE", "line \(i)"), ("TASK_STREAM", "stdout")]))
+            if i % 1000 == 0 {
+                queue.send(LogEntry([("MESSAGE", "event \(i)")]))
+                events += 1
+            }
+        }
+        stalled.gate.signal()  // journald is back
+        queue.flush()
+        let received = stalled.received.withLock { $0 }
+        let output = received.filter { $0["TASK_STREAM"] != nil }
+        let eventEntries = received.filter { $0["TASK_STREAM"] == nil && $0["TASKD_OUTPUT_SHED"] == nil }
+        #expect(eventEntries.count == events)
+        // The backlog filled with the first lines and the events sent meanwhile; later lines were shed.
+        let eventsBeforeFull = eventEntries.filter { Int($0.message.dropFirst(6))! < output.count }.count
+        #expect(output.count + eventsBeforeFull == limit)
+        #expect(output.map(\.message) == (0..<output.count).map { "line \($0)" })
+        let shed = received.filter { $0["TASKD_OUTPUT_SHED"] != nil }
+        #expect(shed.map { $0["TASKD_OUTPUT_SHED"] } == [String(limit + 5000 - output.count)])
+        #expect(shed.first?["MESSAGE_ID"] == MessageID.outputShed.rawValue)
+    }
+
+    @Test("below the backlog nothing is shed")
+    func noBacklog() {
+        let stalled = StalledBackend()
+        stalled.gate.signal()
+        let queue = QueuedLogBackend(base: stalled)
+        for i in 0..<1000 { queue.send(LogEntry([("MESSAGE", "\(i)"), ("TASK_STREAM", "stderr")])) }
+        queue.flush()
+        #expect(stalled.received.withLock { $0.map(\.message) } == (0..<1000).map(String.init))
+    }
+}
