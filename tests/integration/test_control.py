@@ -273,3 +273,36 @@ def test_the_units_pass_systemd_analyze_verify_silently(tmp_path):
     r = subprocess.run(["systemd-analyze", "verify", "--man=no", str(tmp_path / "taskd.socket"), str(tmp_path / "taskd.service")],
                        capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout == "" and r.stderr == "", r.stderr
+
+
+def test_watchdog_status_reload_and_extend_timeout_reach_a_notify_socket(daemon_factory, tmp_path):
+    path = tmp_path / "notify.sock"
+    listener = notify_listener(path)
+    d = daemon_factory({"slow.task": task("/bin/sh -c 'trap \"sleep 0.3; exit 0\" TERM; sleep 30 & wait'",
+                                          grace="2s")})
+    d.env["NOTIFY_SOCKET"] = str(path)
+    d.env["WATCHDOG_USEC"] = "400000"  # as systemd passes WatchdogSec=400ms
+    d.start(wait=False)
+    receive_notifications(listener, "READY=1")
+    # Petted from the scheduler's loop at half the interval, over and over.
+    pets = [m for m in receive_notifications(listener, "WATCHDOG=1") if "WATCHDOG=1" in m]
+    pets += [m for m in receive_notifications(listener, "WATCHDOG=1") if "WATCHDOG=1" in m]
+    assert len(pets) >= 2
+    # STATUS= follows the runs.
+    run = json.loads(d.taskctl("wake", "slow", "--json").stdout)[0]
+    assert run["state"] == "running"
+    assert any("STATUS=1 run(s) active" in m for m in receive_notifications(listener, "run(s) active"))
+    # RELOADING=1 (with MONOTONIC_USEC, as Type=notify-reload wants) then READY=1.
+    assert d.taskctl("reload").returncode == 0
+    around = receive_notifications(listener, "READY=1")
+    reloading = [i for i, m in enumerate(around) if "RELOADING=1" in m]
+    ready = [i for i, m in enumerate(around) if "READY=1" in m]
+    assert reloading and ready and reloading[0] < ready[-1]
+    assert any("MONOTONIC_USEC=" in around[i] for i in reloading)
+    # Stop while the run traps SIGTERM: STOPPING=1, then more time asked for the drain.
+    d.proc.send_signal(signal.SIGTERM)
+    stopping = receive_notifications(listener, "EXTEND_TIMEOUT_USEC=")
+    assert any("STOPPING=1" in m for m in stopping)
+    extend = [m for m in stopping if "EXTEND_TIMEOUT_USEC=" in m][0]
+    assert int(extend.split("EXTEND_TIMEOUT_USEC=")[1].split()[0]) >= 2_000_000
+    assert d.proc.wait(timeout=10) == 0
