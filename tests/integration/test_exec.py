@@ -75,3 +75,18 @@ def test_by_default_a_run_may_write_a_thousand_lines_per_ten_seconds(daemon_fact
     entries = entries_through_end(run["runId"])
     assert len([e for e in entries if "TASK_STREAM" in e]) == 1000
     assert [e["TASK_OUTPUT_SUPPRESSED"] for e in entries if e.get("MESSAGE_ID") == SUPPRESSED] == ["200"]
+
+
+def test_taskctl_logs_shows_a_task_or_one_run_through_journalctl(daemon_factory):
+    d = daemon_factory({"talk.task": task("/bin/sh -c 'echo said $TASKD_RUN_ID'")}).start()
+    runs = [json.loads(d.taskctl("wake", "talk", "--wait", "--json").stdout)[0]["runId"] for _ in range(2)]
+    for run_id in runs:
+        entries_through_end(run_id)
+    everything = d.taskctl("logs", "talk")
+    assert everything.returncode == 0
+    assert all(f"said {r}" in everything.stdout for r in runs)
+    one = d.taskctl("logs", "talk", "--run", runs[0], "--json")
+    messages = [json.loads(line)["MESSAGE"] for line in one.stdout.splitlines()]
+    assert f"said {runs[0]}" in messages and not any(runs[1] in m for m in messages)
+    last = d.taskctl("logs", "talk", "-n", "1", "--json")
+    assert len(last.stdout.splitlines()) == 1 and runs[1][:8] in json.loads(last.stdout)["MESSAGE"]
