@@ -40,6 +40,8 @@ let package = Package(
         .executableTarget(name: "taskd", dependencies: ["Taskd"]),
         .executableTarget(name: "taskctl", dependencies: ["TaskControl"]),
         .executableTarget(name: "weatherd", dependencies: ["Taskd"], path: "Examples/WeatherDaemon", exclude: ["config"]),
+        // The benchmark's daemon (bench/run): no-op Swift handlers that stamp when they start.
+        .executableTarget(name: "taskd-bench", dependencies: ["Taskd"], path: "Examples/BenchDaemon"),
 
         .testTarget(name: "TaskSchedulingTests", dependencies: ["TaskScheduling"]),
         .testTarget(name: "TaskdConfigTests", dependencies: ["TaskdConfig"]),

@@ -1,0 +1,370 @@
+"""taskd's benchmark: every scenario of issue 6 beside its floor (bench/floor.c, measured in the same
+run) and, where the same job exists, APScheduler 3.x. Run by bench/run, which builds everything.
+
+Prints a table and writes JSON (--json PATH). --smoke runs every scenario with a few samples, to
+prove the benchmark works (CI); its figures mean nothing. Times are medians and p99s of samples;
+ratios are taskd's median over the floor's median from this very run.
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from bisect import bisect_left
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Bench:
+    def __init__(self, args):
+        self.smoke = args.smoke
+        self.release = Path(args.build)
+        self.floor = str(Path(args.floor).resolve())
+        self.peer_python = args.peer_python
+        self.tmp = Path(tempfile.mkdtemp(prefix="taskd-bench-"))
+        self.processes = []
+        self.results = []
+
+    def n(self, full, smoke):
+        return smoke if self.smoke else full
+
+    # ---- processes ------------------------------------------------------------------------------
+
+    def spawn(self, argv, **kw):
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, **kw)
+        self.processes.append(p)
+        return p
+
+    def stop(self, p):
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def cleanup(self):
+        for p in self.processes:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def daemon(self, name, tasks, binary="taskd-bench", env=None, conf="[Daemon]\nMaxConcurrentRuns=64\n"):
+        """A taskd (or taskd-bench) on a fresh config and state folder; returns (process, socket, ready s)."""
+        base = self.tmp / name
+        (base / "config" / "tasks.d").mkdir(parents=True)
+        (base / "config" / "taskd.conf").write_text(conf)
+        for file, text in tasks.items():
+            (base / "config" / "tasks.d" / file).write_text(text)
+        sock = str(base / "taskd.sock")
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify.bind(str(base / "notify"))
+        notify.settimeout(60)
+        e = dict(os.environ, NOTIFY_SOCKET=str(base / "notify"), **(env or {}))
+        e.pop("WATCHDOG_USEC", None)
+        log = open(base / "stderr.log", "wb")
+        t0 = time.monotonic()
+        p = self.spawn([str(self.release / binary), "--config", str(base / "config"), "--state-dir",
+                        str(base / "state"), "--socket", sock], env=e, stdout=log, stderr=log)
+        while True:
+            msg = notify.recv(4096).decode()
+            if "READY=1" in msg:
+                break
+        ready = time.monotonic() - t0
+        notify.close()
+        return p, sock, ready
+
+    # ---- measurement helpers --------------------------------------------------------------------
+
+    def lines(self, argv, **kw):
+        out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=600, **kw).stdout
+        return [int(x) for x in out.split()]
+
+    @staticmethod
+    def stats(samples):
+        s = sorted(samples)
+        if not s:
+            return None
+        return {"median": statistics.median(s), "p99": s[min(len(s) - 1, int(len(s) * 0.99))], "n": len(s)}
+
+    def record(self, scenario, unit, taskd, floor=None, peer=None, floor_name="C floor", goal="", check=None):
+        row = {"scenario": scenario, "unit": unit, "taskd": self.stats(taskd) if isinstance(taskd, list) else taskd,
+               "floor": self.stats(floor) if isinstance(floor, list) else floor, "floor_name": floor_name,
+               "peer": self.stats(peer) if isinstance(peer, list) else peer, "goal": goal}
+        t, f = row["taskd"], row["floor"]
+        if t and f and f["median"]:
+            row["ratio"] = t["median"] / f["median"]
+        row["holds"] = check(row) if check else None
+        self.results.append(row)
+        print(self.format_row(row), flush=True)
+
+    @staticmethod
+    def fmt(stat, unit):
+        if stat is None:
+            return "—"
+        scale = {"µs": 1e3, "ms": 1e6}.get(unit, 1)
+        if stat.get("p99") is None or stat["n"] == 1:
+            return f"{stat['median'] / scale:,.1f}"
+        return f"{stat['median'] / scale:,.1f} / {stat['p99'] / scale:,.1f}"
+
+    def format_row(self, r):
+        ratio = f"{r['ratio']:.2f}×" if r.get("ratio") is not None else "—"
+        holds = {True: "yes", False: "NO", None: ""}[r["holds"]]
+        return (f"| {r['scenario']} | {r['unit']} | {self.fmt(r['taskd'], r['unit'])} | "
+                f"{self.fmt(r['floor'], r['unit'])} ({r['floor_name']}) | {ratio} | "
+                f"{self.fmt(r['peer'], r['unit'])} | {r['goal']} | {holds} |")
+
+    # ---- scenarios ------------------------------------------------------------------------------
+
+    def wake_latency(self):
+        """Wake request → in-process Swift handler starts; → a command's main starts; taskctl wake."""
+        fifo = self.tmp / "stamps"
+        os.mkfifo(fifo)
+        tasks = {"stamp.task": f"[Task]\nKind=appRefresh\nOverlap=queue\n[Exec]\nExecStart={self.floor} stamp {fifo}\n",
+                 "reap.task": f"[Task]\nKind=processing\nRuntimeBudgetSec=60ms\nCancelGraceSec=40ms\n"
+                              f"[Exec]\nExecStart={self.floor} hang\n"}
+        p, sock, _ = self.daemon("wake", tasks, env={"TASKD_BENCH_STAMPS": str(fifo)})
+        n = self.n(400, 20)
+        req = '{"method":"io.taskd.Scheduler.Wake","parameters":{"target":"%s"}}'
+        swift = self.lines([self.floor, "stamp-client", sock, str(n), req % "noop", str(fifo)])
+        floor = self.lines([self.floor, "rtt", str(n)])
+        self.record("wake → Swift handler starts", "µs", swift, floor, goal="p50 ≤ 2× floor",
+                    check=lambda r: r["ratio"] <= 2)
+
+        command = self.lines([self.floor, "stamp-client", sock, str(n), req % "stamp", str(fifo)])
+        server_sock = str(self.tmp / "spawn.sock")
+        server = self.spawn([self.floor, "spawn-server", server_sock, str(fifo)])
+        self.wait_socket(server_sock)
+        spawn_floor = self.lines([self.floor, "stamp-client", server_sock, str(n), req % "x", str(fifo)])
+        self.stop(server)
+        peer = None
+        activate = shutil.which("systemd-socket-activate")
+        if activate:
+            act_sock = str(self.tmp / "activate.sock")
+            act = self.spawn([activate, "--accept", "-l", act_sock, self.floor, "stamp", str(fifo)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.wait_socket(act_sock)
+            peer = self.lines([self.floor, "stamp-client", act_sock, str(n), req % "x", str(fifo)])
+            self.stop(act)
+        self.record("wake → command's main starts", "µs", command, spawn_floor, peer=peer,
+                    floor_name="C accept+posix_spawn; peer: systemd-socket-activate --accept",
+                    goal="p50 ≤ 1.3× floor, < socket-activate",
+                    check=lambda r: r["ratio"] <= 1.3 and (r["peer"] is None or
+                                                           r["taskd"]["median"] < r["peer"]["median"]))
+
+        taskctl = str(self.release / "taskctl")
+        def timed(argv):
+            t0 = time.perf_counter_ns()
+            subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
+            return time.perf_counter_ns() - t0
+        m = self.n(200, 10)
+        ctl = [timed([taskctl, "--socket", sock, "wake", "quiet"]) for _ in range(m)]
+        true = [timed(["/bin/true"]) for _ in range(m)]
+        self.record("`taskctl wake` end to end", "ms", ctl, true, floor_name="/bin/true spawn",
+                    goal="p50 ≤ 10 ms", check=lambda r: r["taskd"]["median"] <= 10e6)
+
+        # Budget deadline → onCancel; budget end → the command's group reaped.
+        k = self.n(100, 5)
+        cancel = []
+        with os.fdopen(os.open(fifo, os.O_RDWR), "rb") as reader:
+            for _ in range(k):
+                subprocess.run([taskctl, "--socket", sock, "wake", "cancel", "--wait"],
+                               stdout=subprocess.DEVNULL, check=False)
+                ns, deadline_usec = map(int, reader.readline().split())
+                cancel.append(ns - (deadline_usec - 50_000) * 1000)
+        overshoot = self.lines([self.floor, "timerfd", str(k), "10"])
+        self.record("budget deadline → onCancel runs", "µs", cancel, overshoot, floor_name="timerfd overshoot",
+                    goal="p99 ≤ 1 ms", check=lambda r: r["taskd"]["p99"] <= 1e6)
+
+        reaped = []
+        for _ in range(self.n(60, 4)):
+            r = subprocess.run([taskctl, "--socket", sock, "wake", "reap", "--wait", "--json"],
+                               capture_output=True, text=True)
+            run = json.loads(r.stdout)[0]
+            reaped.append((run["endedUSec"] - run["deadlineUSec"]) * 1000)
+        kill = self.lines([self.floor, "kill-reap", str(self.n(60, 4))])
+        self.record("budget end → command group reaped", "µs", reaped, kill, floor_name="SIGKILL + waitpid",
+                    goal="p50 ≤ 2× floor", check=lambda r: r["ratio"] <= 2)
+        self.stop(p)
+
+    def wait_socket(self, path):
+        deadline = time.monotonic() + 10
+        while not os.path.exists(path):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"nothing listens at {path}")
+            time.sleep(0.01)
+
+    def timer_lateness(self):
+        span = self.n(8000, 1000)
+        for count in ([1, 100, 10_000] if not self.smoke else [1, 100]):
+            per_task = {1: self.n(200, 20), 100: self.n(4, 1), 10_000: 1}[count]
+            fifo = self.tmp / f"timer-stamps-{count}"
+            os.mkfifo(fifo)
+            # Dues start after taskd is ready: 1.5 s, plus start-up time for many files.
+            start = time.time() + 1.5 + count / 4000
+            dues = {f"t{i}": sorted(start + random.random() * span / 1000 for _ in range(per_task))
+                    for i in range(count)}
+            tasks = {f"{name}.task": "[Task]\nKind=processing\n[Timer]\n" + "".join(
+                f"OnCalendar={datetime.fromtimestamp(d, timezone.utc):%Y-%m-%d %H:%M:%S.%f} UTC\n" for d in ds)
+                for name, ds in dues.items()}
+            reader_fd = os.open(fifo, os.O_RDWR)
+            got = []
+            reading = threading.Thread(target=self.read_stamps, args=(reader_fd, got, count * per_task), daemon=True)
+            reading.start()
+            p, _, ready = self.daemon(f"timers-{count}", tasks, env={"TASKD_BENCH_STAMPS": str(fifo),
+                                                                       "TASKD_BENCH_TIMERS": str(count)})
+            reading.join(timeout=span / 1000 + 30)
+            self.stop(p)
+            os.close(reader_fd)
+            stamps = {}
+            for name, ns in got:
+                stamps.setdefault(name, []).append(ns)
+            late = []
+            for name, ds in dues.items():
+                s = sorted(stamps.get(name, []))
+                for d in ds:
+                    i = bisect_left(s, int(d * 1e9))
+                    if i < len(s):
+                        late.append(s[i] - int(d * 1e9))
+            floor = self.lines([self.floor, "timers", str(count * per_task), str(span)])
+            peer = None
+            if self.peer_python:
+                peer = self.lines([self.peer_python, str(ROOT / "bench" / "peer_apscheduler.py"), "timers",
+                                   str(count * per_task), str(span)])
+            self.record(f"timer lateness, {count:,} timer(s)", "µs", late, floor, peer=peer,
+                        floor_name="timerfd + heap", goal="p50 ≤ 2× floor, < APScheduler",
+                        check=lambda r: r["ratio"] <= 2 and (r["peer"] is None or
+                                                             r["taskd"]["median"] < r["peer"]["median"]))
+
+    @staticmethod
+    def read_stamps(fd, got, expected):
+        buffer = b""
+        while len(got) < expected:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            buffer += chunk
+            *complete, buffer = buffer.split(b"\n")
+            for line in complete:
+                name, ns = line.split()
+                got.append((name.decode(), int(ns)))
+
+    @staticmethod
+    def wakeups(pid, seconds):
+        def total():
+            n = 0
+            for task in os.listdir(f"/proc/{pid}/task"):
+                for line in open(f"/proc/{pid}/task/{task}/status"):
+                    if "ctxt_switches" in line:
+                        n += int(line.split()[1])
+            return n
+        before = total()
+        time.sleep(seconds)
+        return (total() - before) / seconds
+
+    @staticmethod
+    def rss_kb(pid):
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+
+    def far_tasks(self, count):
+        return {f"f{i}.task": f"[Task]\nKind=processing\n[Timer]\nOnCalendar=2099-01-01 00:00:{i % 60:02d}\n"
+                              f"[Exec]\nExecStart=/bin/true\n" for i in range(count)}
+
+    def idle_and_memory(self):
+        seconds = self.n(5, 1)
+        sizes = [0, 1000, 10_000] if not self.smoke else [0, 1000]
+        for count in sizes:
+            p, _, _ = self.daemon(f"idle-{count}", self.far_tasks(count), binary="taskd")
+            time.sleep(self.n(1, 0.2))  # let start-up work settle before counting
+            if count == sizes[-1]:
+                idle = self.wakeups(p.pid, seconds)
+                accept_sock = str(self.tmp / "idle.sock")
+                c = self.spawn([self.floor, "accept-idle", accept_sock])
+                self.wait_socket(accept_sock)
+                floor_idle = self.wakeups(c.pid, seconds)
+                self.stop(c)
+                self.record(f"idle wake-ups, {count:,} tasks none due", "/s", {"median": idle, "p99": None, "n": 1},
+                            {"median": floor_idle, "p99": None, "n": 1}, floor_name="C blocked in accept",
+                            goal="0", check=lambda r: r["taskd"]["median"] == 0)
+            rss = self.rss_kb(p.pid) / 1024
+            self.stop(p)
+            peer = None
+            if self.peer_python:
+                out = subprocess.run([self.peer_python, str(ROOT / "bench" / "peer_apscheduler.py"), "rss", str(count)],
+                                     capture_output=True, text=True, check=True).stdout
+                peer = {"median": int(out.split()[-1]) / 1024, "p99": None, "n": 1}
+            goal = "≤ ⅓ of APScheduler" if count == 10_000 else ""
+            self.record(f"resident memory, {count:,} tasks", "MiB", {"median": rss, "p99": None, "n": 1},
+                        peer=peer, floor_name="—", goal=goal,
+                        check=(lambda r: r["peer"] is None or r["taskd"]["median"] <= r["peer"]["median"] / 3)
+                        if count == 10_000 else None)
+
+    def sustained(self):
+        p, sock, _ = self.daemon("load", {})
+        seconds = self.n(10, 1)
+        req = '{"method":"io.taskd.Scheduler.Wake","parameters":{"target":"quiet"}}'
+        warm = self.lines([self.floor, "load", sock, "8", "1" if not self.smoke else "0.2", req])[0]
+        before = self.rss_kb(p.pid) / 1024
+        count = self.lines([self.floor, "load", sock, "8", str(seconds), req])[0]
+        after = self.rss_kb(p.pid) / 1024
+        self.stop(p)
+        rate = count / seconds
+        self.record("sustained wakes, 8 clients, no-op Swift handler", "/s", {"median": rate, "p99": None, "n": 1},
+                    goal=f"≥ 20,000/s, memory flat ({before:.1f} → {after:.1f} MiB; warm-up {warm})",
+                    check=lambda r: rate >= 20_000 and after <= before * 1.2 + 2)
+
+    def startup(self):
+        count = self.n(10_000, 1000)
+        tasks = self.far_tasks(count)
+        times = []
+        for i in range(self.n(5, 1)):
+            p, _, ready = self.daemon(f"startup-{i}", tasks, binary="taskd")
+            times.append(ready * 1e9)
+            self.stop(p)
+        self.record(f"start-up to READY=1, {count:,} task files", "ms", times, goal="≤ 1 s",
+                    check=lambda r: r["taskd"]["median"] <= 1e9)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", required=True)
+    parser.add_argument("--floor", required=True)
+    parser.add_argument("--peer-python")
+    parser.add_argument("--json", default="bench-results.json")
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args()
+    bench = Bench(args)
+    print(f"taskd benchmark, {datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs"
+          f"{' (smoke: figures mean nothing)' if args.smoke else ''}; times are median / p99\n")
+    print("| scenario | unit | taskd | floor | taskd ÷ floor (p50) | APScheduler / peer | goal | holds |")
+    print("|---|---|---|---|---|---|---|---|")
+    try:
+        bench.wake_latency()
+        bench.timer_lateness()
+        bench.idle_and_memory()
+        bench.sustained()
+        bench.startup()
+    finally:
+        bench.cleanup()
+    Path(args.json).write_text(json.dumps({"date": datetime.now().isoformat(timespec="seconds"),
+                                           "smoke": args.smoke, "cpus": os.cpu_count(),
+                                           "results": bench.results}, indent=2) + "\n")
+    print(f"\nJSON: {args.json}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
