@@ -297,9 +297,15 @@ class Bench:
                 self.wait_socket(accept_sock)
                 floor_idle = self.wakeups(c.pid, seconds)
                 self.stop(c)
+                swift = self.spawn([str(Path(self.floor).parent / "idle-swift")])
+                time.sleep(self.n(1, 0.2))
+                swift_idle = self.wakeups(swift.pid, seconds)
+                self.stop(swift)
                 self.record(f"idle wake-ups, {count:,} tasks none due", "/s", {"median": idle, "p99": None, "n": 1},
                             {"median": floor_idle, "p99": None, "n": 1}, floor_name="C blocked in accept",
-                            goal="0", check=lambda r: r["taskd"]["median"] == 0)
+                            peer={"median": swift_idle, "p99": None, "n": 1},
+                            goal="0 (peer column: an empty Swift async main)",
+                            check=lambda r: r["taskd"]["median"] == 0)
             rss = self.rss_kb(p.pid) / 1024
             self.stop(p)
             peer = None

@@ -208,3 +208,14 @@ pid_t taskd_spawn_as(const char *path, char *const argv[], char *const envp[], i
     }
     return pid;
 }
+
+int taskd_monotonic_timer(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC); }
+
+int taskd_monotonic_timer_arm(int fd, uint64_t usec) {
+    struct itimerspec its = {0};
+    if (usec > 0) {
+        its.it_value.tv_sec = (time_t)(usec / 1000000);
+        its.it_value.tv_nsec = (long)(usec % 1000000) * 1000;
+    }
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
+}

@@ -30,6 +30,8 @@ actor Daemon {
     private var watches: [Int: RunWatch] = [:]
     private var nextWatchID = 0
     private var timer: Task<Void, Never>?
+    /// The timerfd behind `armTimer` (made on first use); `timer` sleeps only if it cannot exist.
+    private var deadlineTimer: DeadlineTimer?
     private var timerDeadline: UInt64?
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private var lastStatus = ""
@@ -381,10 +383,13 @@ actor Daemon {
         for key in dirty.sorted() {
             let ended = endedAwaitingDisk.removeValue(forKey: key) ?? []
             let watched = ended.filter { run in watches.values.contains { $0.remaining.contains(run.id) } }
-            store.save(key, records[key] ?? TaskRecord()) { [weak self] in
-                guard !watched.isEmpty else { return }
-                Task { await self?.deliverEnded(watched) }
+            let record = records[key] ?? TaskRecord()
+            guard !watched.isEmpty else {
+                // No one is told of these ends: write them, but spare the fsync.
+                store.save(key, record, sync: false)
+                continue
             }
+            store.save(key, record) { [weak self] in Task { await self?.deliverEnded(watched) } }
         }
         dirty.removeAll()
         endedAwaitingDisk.removeAll()
@@ -469,6 +474,13 @@ actor Daemon {
         guard next != timerDeadline else { return }
         timer?.cancel()
         timerDeadline = next
+        if deadlineTimer == nil {
+            deadlineTimer = DeadlineTimer { [weak self] in Task { await self?.tick() } }
+        }
+        if let deadlineTimer {
+            deadlineTimer.arm(at: next)
+            return
+        }
         guard let next else {
             timer = nil
             return

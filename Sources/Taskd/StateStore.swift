@@ -22,6 +22,9 @@ final class StateStore: Sendable {
     /// Work handed to the queue and not yet written.
     private struct Pending {
         var snapshots: [TaskKey: [UInt8]] = [:]
+        /// Snapshots to fsync (someone waits on them); the others are replaced atomically but left
+        /// to the kernel, which keeps them across a crash of taskd, not of the machine.
+        var synced: Set<TaskKey> = []
         var afterSnapshots: [@Sendable () -> Void] = []
         var lines: [UInt8] = []
         var records: [(id: String, line: [UInt8]?)] = []
@@ -183,11 +186,13 @@ final class StateStore: Sendable {
     }
 
     /// Keeps the latest state of a task; `then` runs once it is on disk (or failed to get there).
-    /// Snapshots of one task queued together are written once, the latest.
-    func save(_ key: TaskKey, _ record: TaskRecord, then: (@Sendable () -> Void)? = nil) {
+    /// Snapshots of one task queued together are written once, the latest. A `sync` snapshot is
+    /// fsynced with its folder before `then`; others are atomic renames left to the page cache.
+    func save(_ key: TaskKey, _ record: TaskRecord, sync: Bool = true, then: (@Sendable () -> Void)? = nil) {
         let bytes = record.encoded(key)
         _ = enqueue { p in
             p.snapshots[key] = bytes
+            if sync { p.synced.insert(key) }
             if let then { p.afterSnapshots.append(then) }
         }
     }
@@ -222,6 +227,7 @@ final class StateStore: Sendable {
         let batch = pending.withLock { p -> Pending in
             let batch = p
             p.snapshots = [:]
+            p.synced = []
             p.afterSnapshots = []
             p.lines = []
             p.records = []
@@ -232,11 +238,11 @@ final class StateStore: Sendable {
             var failures: [String] = []
             mkdir(tasksDirectory, 0o755)
             for (key, bytes) in batch.snapshots {
-                if let error = FileIO.replace(taskPath(key), with: bytes) {
+                if let error = FileIO.replace(taskPath(key), with: bytes, sync: batch.synced.contains(key)) {
                     failures.append("\(taskPath(key)): cannot write (\(error))")
                 }
             }
-            FileIO.syncDirectory(tasksDirectory)
+            if !batch.synced.isEmpty { FileIO.syncDirectory(tasksDirectory) }
             if let first = failures.first {
                 onError(first + (failures.count > 1 ? " (and \(failures.count - 1) more)" : ""))
             }

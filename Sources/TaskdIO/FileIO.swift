@@ -17,13 +17,13 @@ public enum FileIO {
         return true
     }
 
-    /// Replaces `path` with `bytes` atomically: a temporary file beside it, written and fsynced,
+    /// Replaces `path` with `bytes` atomically: a temporary file beside it, written (and fsynced if `sync`),
     /// then renamed over it. The folder is not synced (see `syncDirectory`), so a batch syncs it once.
-    public static func replace(_ path: String, with bytes: [UInt8]) -> FileIOError? {
+    public static func replace(_ path: String, with bytes: [UInt8], sync: Bool = true) -> FileIOError? {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return FileIOError(errno: errno) }
-        let ok = writeAll(fd, bytes) && fsync(fd) == 0
+        let ok = writeAll(fd, bytes) && (!sync || fsync(fd) == 0)
         let failure = errno
         close(fd)
         guard ok, rename(temporary, path) == 0 else {

@@ -73,3 +73,9 @@ enum taskd_spawn_step {
 /// errno and *failed_step set (the failed child already reaped).
 pid_t taskd_spawn_as(const char *path, char *const argv[], char *const envp[], int in, int out, int err,
                      const char *cwd, const struct taskd_exec_identity *identity, int *failed_step);
+
+/// A non-blocking CLOCK_MONOTONIC timerfd; -1 with errno.
+int taskd_monotonic_timer(void);
+/// Arms it to expire at `usec` on CLOCK_MONOTONIC (absolute; a time already past fires at once),
+/// or disarms it when usec is 0.
+int taskd_monotonic_timer_arm(int fd, uint64_t usec);
