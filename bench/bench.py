@@ -263,16 +263,21 @@ class Bench:
 
     @staticmethod
     def wakeups(pid, seconds):
-        def total():
-            n = 0
+        """Context switches per second summed over the process's threads. Counted per thread id:
+        a thread that exits takes its counters with it, so each thread's own increase is summed."""
+        def per_thread():
+            counts = {}
             for task in os.listdir(f"/proc/{pid}/task"):
-                for line in open(f"/proc/{pid}/task/{task}/status"):
-                    if "ctxt_switches" in line:
-                        n += int(line.split()[1])
-            return n
-        before = total()
+                try:
+                    lines = open(f"/proc/{pid}/task/{task}/status").read().splitlines()
+                except OSError:
+                    continue
+                counts[task] = sum(int(line.split()[1]) for line in lines if "ctxt_switches" in line)
+            return counts
+        before = per_thread()
         time.sleep(seconds)
-        return (total() - before) / seconds
+        after = per_thread()
+        return sum(n - before.get(tid, 0) for tid, n in after.items()) / seconds
 
     @staticmethod
     def rss_kb(pid):
