@@ -121,6 +121,7 @@ struct EventJournal: Sendable {
         case .line(let line):
             entry = LogEntry([("MESSAGE", line.text), ("PRIORITY", String(line.priority))])
             entry.set("TASK_STREAM", line.stream.rawValue)
+            entry.sheddable = true
         case .dropped(let count):
             entry = Self.entry(
                 .outputSuppressed, 4,

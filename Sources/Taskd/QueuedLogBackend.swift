@@ -3,8 +3,8 @@ import Synchronization
 import TaskdSystem
 
 /// Hands entries to another backend on a serial Dispatch queue, so that a slow journald never
-/// blocks the scheduler or the cooperative thread pool. Order is kept. Handler output (entries with
-/// `TASK_STREAM`) is shed once `outputBacklog` entries wait, and the count is journaled when the
+/// blocks the scheduler or the cooperative thread pool. Order is kept. Handler output (`sheddable`
+/// entries) is shed once `outputBacklog` entries wait, and the count is journaled when the
 /// backlog has halved; taskd's own events are never shed.
 final class QueuedLogBackend: LogBackend {
     static let outputBacklog = 16_384
@@ -17,7 +17,7 @@ final class QueuedLogBackend: LogBackend {
     init(base: any LogBackend) { self.base = base }
 
     func send(_ entry: LogEntry) {
-        if entry["TASK_STREAM"] != nil && pending.load(ordering: .relaxed) >= Self.outputBacklog {
+        if entry.sheddable && pending.load(ordering: .relaxed) >= Self.outputBacklog {
             shed.add(1, ordering: .relaxed)
             return
         }

@@ -64,6 +64,17 @@ enum Identities {
         return entry.gr_gid
     }
 
+    /// A one-name key: nil for an empty value (a reset), else what `lookup` finds; an unknown name is an error.
+    static func one<T>(
+        _ e: UnitFileEntry, _ noun: String, _ lookup: (Substring) -> T?
+    ) throws(ConfigDiagnostic) -> T? {
+        if e.value.isEmpty { return nil }
+        guard let found = lookup(e.value[...]) else {
+            throw ConfigDiagnostic(e.location, key: e.key, "no such \(noun) '\(e.value)'")
+        }
+        return found
+    }
+
     /// A list key of names: an empty value resets it, anything else appends; an unknown name is an error.
     static func append(
         _ list: [UInt32]?, _ e: UnitFileEntry, groups: Bool

@@ -132,26 +132,10 @@ enum TaskFileKeys {
                 f.killSignal = n
             },
             "User": { f, e throws(ConfigDiagnostic) in
-                guard !e.value.isEmpty else {
-                    f.user = nil
-                    return
-                }
-                guard let user = Identities.user(e.value[...]) else {
-                    throw ConfigDiagnostic(e.location, key: e.key, "no such user '\(e.value)'")
-                }
-                f.user = user
+                f.user = try Identities.one(e, "user", Identities.user)
                 f.userLocation = e.location
             },
-            "Group": { f, e throws(ConfigDiagnostic) in
-                guard !e.value.isEmpty else {
-                    f.group = nil
-                    return
-                }
-                guard let gid = Identities.groupID(e.value[...]) else {
-                    throw ConfigDiagnostic(e.location, key: e.key, "no such group '\(e.value)'")
-                }
-                f.group = gid
-            },
+            "Group": { f, e throws(ConfigDiagnostic) in f.group = try Identities.one(e, "group", Identities.groupID) },
             "SupplementaryGroups": { f, e throws(ConfigDiagnostic) in
                 f.supplementaryGroups = try Identities.append(f.supplementaryGroups, e, groups: true)
             },

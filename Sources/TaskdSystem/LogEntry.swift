@@ -1,6 +1,8 @@
 /// One structured log event: journal fields in order (`MESSAGE`, `PRIORITY`, `TASK`, …).
 public struct LogEntry: Hashable, Sendable {
     public var fields: [(key: String, value: String)]
+    /// May be dropped when the journal falls behind (handler output); taskd's own events may not.
+    public var sheddable = false
 
     public init(_ fields: [(key: String, value: String)] = []) { self.fields = fields }
 

@@ -17,6 +17,13 @@ final class StalledBackend: LogBackend {
     }
 }
 
+/// A line of handler output, as EventJournal makes it.
+func output(_ message: String, _ stream: String) -> LogEntry {
+    var entry = LogEntry([("MESSAGE", message), ("TASK_STREAM", stream)])
+    entry.sheddable = true
+    return entry
+}
+
 @Suite("The journal queue: order kept, handler output shed under a backlog, events never")
 struct QueuedLogBackendTests {
     @Test("with journald stalled, output beyond the backlog is shed and counted; every event arrives, in order")
@@ -26,7 +33,7 @@ struct QueuedLogBackendTests {
         let limit = QueuedLogBackend.outputBacklog
         var events = 0
         for i in 0..<(limit + 5000) {
-            queue.send(LogEntry([("MESSAGE", "line \(i)"), ("TASK_STREAM", "stdout")]))
+            queue.send(output("line \(i)", "stdout"))
             if i % 1000 == 0 {
                 queue.send(LogEntry([("MESSAGE", "event \(i)")]))
                 events += 1
@@ -52,7 +59,7 @@ struct QueuedLogBackendTests {
         let stalled = StalledBackend()
         stalled.gate.signal()
         let queue = QueuedLogBackend(base: stalled)
-        for i in 0..<1000 { queue.send(LogEntry([("MESSAGE", "\(i)"), ("TASK_STREAM", "stderr")])) }
+        for i in 0..<1000 { queue.send(output("\(i)", "stderr")) }
         queue.flush()
         #expect(stalled.received.withLock { $0.map(\.message) } == (0..<1000).map(String.init))
     }
