@@ -357,6 +357,9 @@ def main():
     parser.add_argument("--peer-python")
     parser.add_argument("--json", default="bench-results.json")
     parser.add_argument("--smoke", action="store_true")
+    scenarios = ["wake_latency", "timer_lateness", "idle_and_memory", "sustained", "startup"]
+    parser.add_argument("--only", choices=scenarios, action="append",
+                        help="run just this scenario (repeatable); the default is all of them")
     args = parser.parse_args()
     bench = Bench(args)
     print(f"taskd benchmark, {datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs"
@@ -364,11 +367,8 @@ def main():
     print("| scenario | unit | taskd | floor | taskd ÷ floor (p50) | APScheduler / peer | goal | holds |")
     print("|---|---|---|---|---|---|---|---|")
     try:
-        bench.wake_latency()
-        bench.timer_lateness()
-        bench.idle_and_memory()
-        bench.sustained()
-        bench.startup()
+        for name in args.only or scenarios:
+            getattr(bench, name)()
     finally:
         bench.cleanup()
     Path(args.json).write_text(json.dumps({"date": datetime.now().isoformat(timespec="seconds"),

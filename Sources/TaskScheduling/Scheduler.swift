@@ -7,7 +7,7 @@
 /// reason but its budget or shutdown is *fenced*: detached from its task at once, so its late
 /// result is stale, never the task's last result, and never retried.
 public struct Scheduler: Sendable {
-    public internal(set) var tasks: [TaskKey: TaskState] = [:]
+    public internal(set) var tasks = TaskTable()
     public internal(set) var runs: [String: Run] = [:]
     /// Runs that start as soon as a slot is free: `appRefresh` ahead of every other kind, then FIFO.
     public internal(set) var ready: [String] = []
@@ -35,10 +35,11 @@ public struct Scheduler: Sendable {
             tasks[d.key] = TaskState(definition: d, daemonStart: startedAt, persistedTrigger: persistedTriggers[d.key])
             drawRandomDelay(d.key)
         }
+        resolver = TargetResolver(keys: tasks.keys)
     }
 
-    /// Resolves targets against the current tasks.
-    public var resolver: TargetResolver { TargetResolver(keys: tasks.keys) }
+    /// Resolves targets against the current tasks (made again when a reload adds or removes one).
+    public private(set) var resolver = TargetResolver(keys: [])
 
     /// Runs whose handler is running now (they hold a slot).
     public var activeCount: Int { runs.values.reduce(0) { $0 + ($1.isActive ? 1 : 0) } }
@@ -47,7 +48,7 @@ public struct Scheduler: Sendable {
     public var nextDeadline: UInt64? {
         var next: UInt64? = nil
         func consider(_ t: UInt64) { next = min(next ?? t, t) }
-        if !isStopping { for state in tasks.values { if let t = state.nextDue { consider(t) } } }
+        if !isStopping, let first = tasks.nextDue { consider(first.due) }
         for run in runs.values {
             switch run.phase {
             case .running: consider(run.cancelAt)
@@ -108,7 +109,7 @@ public struct Scheduler: Sendable {
             }
         }
         guard !isStopping else { return actions }
-        for key in tasks.keys.sorted() {
+        for key in tasks.due(atOrBefore: now.monotonic) {
             if let retry = tasks[key]?.retry, retry.due <= now.monotonic {
                 tasks[key]!.retry = nil
                 let request = TriggerRequest(
@@ -221,6 +222,7 @@ public struct Scheduler: Sendable {
                 _ = trigger(key, restart, at: now, actions: &actions)
             }
         }
+        if !diff.added.isEmpty || !diff.removed.isEmpty { resolver = TargetResolver(keys: tasks.keys) }
         actions += pump(at: now)
         return (diff, actions)
     }

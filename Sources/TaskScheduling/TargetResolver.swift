@@ -3,9 +3,17 @@
 /// A name wins over a kind: `appRefresh` means the task named `appRefresh` if there is one, and
 /// every task of kind `appRefresh` otherwise.
 public struct TargetResolver: Sendable {
-    public var keys: [TaskKey]
+    public private(set) var keys: [TaskKey]
+    private var byIdentifier: [String: [TaskKey]] = [:]
+    private var byKind: [String: [TaskKey]] = [:]
 
-    public init(keys: some Sequence<TaskKey>) { self.keys = keys.sorted() }
+    public init(keys: some Sequence<TaskKey>) {
+        self.keys = keys.sorted()
+        for key in self.keys {
+            byIdentifier[key.identifier, default: []].append(key)
+            byKind[key.kind, default: []].append(key)
+        }
+    }
 
     /// Every task the target names; throws when it names none.
     public func resolve(_ target: String) throws(TargetError) -> [TaskKey] {
@@ -27,10 +35,8 @@ public struct TargetResolver: Sendable {
         if let colon = target.firstIndex(of: ":") {
             let kind = String(target[..<colon])
             let identifier = String(target[target.index(after: colon)...])
-            return keys.filter { $0.kind == kind && $0.identifier == identifier }
+            return (byIdentifier[identifier] ?? []).filter { $0.kind == kind }
         }
-        let byName = keys.filter { $0.identifier == target }
-        if !byName.isEmpty { return byName }
-        return keys.filter { $0.kind == target }
+        return byIdentifier[target] ?? byKind[target] ?? []
     }
 }

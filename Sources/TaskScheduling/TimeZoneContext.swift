@@ -6,12 +6,21 @@ import Synchronization
 
 /// Runs local-time conversions (`mktime`, `localtime_r`) in a chosen time zone. libc reads the zone
 /// from the process-wide `TZ`, so every such conversion in taskd goes through this one lock.
+///
+/// With `TZ` unset, glibc stats `/etc/localtime` on every `mktime` (a next-elapse search makes
+/// dozens), so the first use pins the local zone as `TZ=:/etc/localtime`: glibc then re-reads it
+/// only when `TZ` changes. `localZoneChanged()` makes it read the file again (commands never see
+/// this `TZ`: their environment is built from scratch).
 public enum TimeZoneContext {
-    private static let lock = Mutex(())
+    private static let lock = Mutex(false)
 
     /// Runs `body` with `TZ` set to `zone` (nil: the process's own zone), restoring it after.
     public static func with<T>(_ zone: String?, _ body: () -> T) -> T {
-        lock.withLock { _ in
+        lock.withLock { pinned in
+            if !pinned {
+                if getenv("TZ") == nil { setenv("TZ", ":/etc/localtime", 1) }
+                pinned = true
+            }
             guard let zone else {
                 tzset()
                 return body()
@@ -24,6 +33,17 @@ public enum TimeZoneContext {
                 tzset()
             }
             return body()
+        }
+    }
+
+    /// `/etc/localtime` was replaced (`timedatectl set-timezone`): the next conversion reads it again.
+    public static func localZoneChanged() {
+        lock.withLock { _ in
+            guard let current = getenv("TZ").map({ String(cString: $0) }) else { return }
+            setenv("TZ", "UTC0", 1)
+            tzset()
+            setenv("TZ", current, 1)
+            tzset()
         }
     }
 

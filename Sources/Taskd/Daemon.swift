@@ -314,6 +314,7 @@ actor Daemon {
 
     /// The wall clock was set or the local time zone changed: re-arm calendar timers and journal it.
     func clockChanged(zone: Bool = false) {
+        if zone { TimeZoneContext.localZoneChanged() }
         let now = SystemClock.now()
         let tasks = scheduler.clockChanged(at: now)
         let what = zone ? "local time zone changed" : "wall clock changed"
@@ -500,10 +501,8 @@ actor Daemon {
         let waiting = scheduler.runs.count - running
         var text = running == 0 ? "Idle" : "\(running) run(s) active"
         if waiting > 0 { text += ", \(waiting) queued" }
-        let next = scheduler.tasks.values.compactMap { s in s.nextElapse.map { ($0, s.definition.key.identifier) } }.min
-        { $0.0 < $1.0 }
-        if let (due, name) = next, !scheduler.isStopping {
-            text += "; next: \(name) at \(Timestamp.format(SystemClock.now().realtime(at: due)))"
+        if let (due, key) = scheduler.tasks.nextDue, !scheduler.isStopping {
+            text += "; next: \(key.identifier) at \(Timestamp.format(SystemClock.now().realtime(at: due)))"
         }
         guard text != lastStatus else { return }
         lastStatus = text

@@ -11,13 +11,12 @@ public enum ConfigLoader {
         var definitions: [TaskKey: TaskDefinition] = [:]
         for task in swiftTasks { definitions[task.key] = task }
         var fromFiles: [TaskKey: String] = [:]
+        let swiftByName = Dictionary(grouping: swiftTasks, by: \.key.identifier)
         for name in TextFiles.list(tasksDirectory, suffix: ".task") ?? [] {
             let path = tasksDirectory + "/" + name
             guard let file = parseTaskFile(path, &diagnostics) else { continue }
             let probe = file.definition(base: nil)
-            let base = swiftTasks.first {
-                $0.key.identifier == probe.key.identifier && (file.kind == nil || $0.key.kind == probe.key.kind)
-            }
+            let base = swiftByName[probe.key.identifier]?.first { file.kind == nil || $0.key.kind == probe.key.kind }
             let definition = file.definition(base: base)
             let at = SourceLocation(file: path, line: 1)
             if let other = fromFiles[definition.key] {

@@ -54,7 +54,14 @@ public enum UnitFileParser {
         return (entries, diagnostics)
     }
 
+    /// `s` without leading and trailing whitespace (systemd's set: space, tab, CR, LF, VT, FF),
+    /// cut on UTF-8 code units: the hot path of start-up, which parses every task file.
     static func trim(_ s: Substring) -> String {
-        String(s.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+        let bytes = s.utf8
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }) else { return "" }
+        // After the last non-space byte: the end of a whole scalar, so a valid String index.
+        let end = bytes.index(after: bytes.lastIndex(where: { !isSpace($0) })!)
+        return String(s[first..<end])
     }
 }
