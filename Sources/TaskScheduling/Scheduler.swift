@@ -172,6 +172,7 @@ public struct Scheduler: Sendable {
         var moved: [String] = []
         for key in tasks.keys.sorted() where !(tasks[key]!.definition.onCalendar.isEmpty) {
             let base = tasks[key]!.lastTrigger?.realtime ?? startedAt.realtime
+            tasks[key]!.calendarMemo = []  // the zone may have changed: search every entry again
             tasks[key]!.rearmCalendar(after: base, now: now)
             moved.append(key.identifier)
         }

@@ -24,6 +24,8 @@ public struct TaskState: Hashable, Sendable {
     /// by the clock reading it was computed at (recomputed after each firing).
     public var calendarDueRealtime: UInt64?
     public var calendarDueMonotonic: UInt64?
+    /// Per `OnCalendar=` entry, its last search (empty until the first).
+    var calendarMemo: [CalendarMemo] = []
 
     init(definition: TaskDefinition, daemonStart: ClockReading, persistedTrigger: UInt64? = nil) {
         self.definition = definition
@@ -46,13 +48,27 @@ public struct TaskState: Hashable, Sendable {
             .filter { $0 >= now.monotonic }
         state.catchUpPending = false
         state.randomDelay = 0
+        state.calendarMemo = []
         state.rearmCalendar(after: now.realtime, now: now)
         return state
     }
 
     /// Computes the next calendar elapse strictly after `realtime`, mapped to monotonic time by `now`.
     mutating func rearmCalendar(after realtime: UInt64, now: ClockReading) {
-        let next = definition.onCalendar.compactMap { $0.nextElapse(after: realtime) }.min()
+        if calendarMemo.count != definition.onCalendar.count {
+            calendarMemo = Array(repeating: CalendarMemo(after: .max, next: nil), count: definition.onCalendar.count)
+        }
+        var next: UInt64?
+        for (i, spec) in definition.onCalendar.enumerated() {
+            let due: UInt64?
+            if let memoized = calendarMemo[i].answer(after: realtime) {
+                due = memoized
+            } else {
+                due = spec.nextElapse(after: realtime)
+                calendarMemo[i] = CalendarMemo(after: realtime, next: due)
+            }
+            if let due { next = min(next ?? due, due) }
+        }
         calendarDueRealtime = next
         calendarDueMonotonic = next.map { due in
             due > now.realtime ? now.monotonic &+ (due - now.realtime) : now.monotonic

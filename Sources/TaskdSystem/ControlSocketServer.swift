@@ -68,8 +68,9 @@ public final class ControlSocketServer: Sendable {
                 _ = self.open.withLock { $0.removeValue(forKey: ObjectIdentifier(c)) }
             }
             open.withLock { $0[ObjectIdentifier(connection)] = connection }
-            continuation.yield(connection)
+            // Watch it first: yielding wakes a pool thread, which may preempt this one on a small machine.
             connection.start()
+            continuation.yield(connection)
         }
     }
 

@@ -30,6 +30,26 @@ struct CalendarTimerTests {
         #expect(s.nextDeadline == start.monotonic + 30 * hour)
     }
 
+    /// Re-arming searches only the entry that fired (`CalendarMemo`); every other entry's remembered
+    /// elapse must equal a fresh search, through 300 firings of five overlapping entries.
+    @Test("many OnCalendar= lines: each re-arm equals a fresh search over every line")
+    func memoMatchesFreshSearch() throws {
+        let lines = ["*:00/7 UTC", "*:05 UTC", "*-*-* *:*:30 UTC", "Mon *-*-* 01:02:03 UTC", "*:00/13:15 UTC"]
+        let specs = try lines.map { try CalendarSpec(parsing: $0) }
+        var s = Scheduler(definitions: [try task(lines)], startedAt: start, random: SeededRandom(seed: 1))
+        var realtime = start.realtime
+        for _ in 0..<300 {
+            let expected = specs.compactMap { $0.nextElapse(after: realtime) }.min()!
+            let key = s.tasks.keys.first!
+            #expect(s.tasks[key]?.calendarDueRealtime == expected)
+            let now = start.advanced(by: expected - start.realtime)
+            for case .start(let run) in s.advance(to: now) {
+                _ = s.handlerEnded(runID: run.id, termination: .exited(0), at: now)
+            }
+            realtime = expected
+        }
+    }
+
     @Test("the earliest of several OnCalendar= lines counts")
     func earliest() throws {
         let s = Scheduler(
