@@ -45,6 +45,8 @@ enum Commands {
                 message: "reload refused; the running configuration stays:\n" + errors.joined(separator: "\n"))
         case SchedulerInterface.shuttingDown:
             return Failure(code: .unreachable, message: "taskd is shutting down")
+        case SchedulerInterface.tooManyConnections:
+            return Failure(code: .unreachable, message: "taskd refused the connection: \(p["reason"]?.stringValue ?? "")")
         default:
             return Failure(code: .usage, message: "taskd refused the request: \(name) \(JSONValue.object(p))")
         }

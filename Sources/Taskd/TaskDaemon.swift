@@ -88,6 +88,16 @@ public struct TaskDaemon: Sendable {
             microseconds: UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000_000)
     }
 
+    /// `[Daemon]` connection keys over `ConnectionLimits.defaults`.
+    static func connectionLimits(_ settings: DaemonSettings) -> ConnectionLimits {
+        var limits = ConnectionLimits.defaults
+        if let n = settings.maxConnections { limits.maxConnections = n }
+        if let n = settings.maxConnectionsPerUser { limits.maxConnectionsPerUser = n }
+        if let t = settings.idleTimeout { limits.idleTimeoutUSec = t.microseconds }
+        if let t = settings.requestTimeout { limits.requestTimeoutUSec = t.microseconds }
+        return limits
+    }
+
     /// Runs with the process's command line and exits with the daemon's status.
     public func run() async -> Never {
         let status = await run(arguments: Array(CommandLine.arguments.dropFirst()))
@@ -146,11 +156,17 @@ public struct TaskDaemon: Sendable {
 
         let server: ControlSocketServer
         do {
-            server = try ControlSocketServer(path: socketPath) { peer, reason in
-                journal.daemon(
-                    .requestRejected, 4, "rejected a request from \(peer): \(reason)",
-                    [("PEER_PID", String(peer.pid)), ("PEER_UID", String(peer.uid)), ("PEER_GID", String(peer.gid))])
-            }
+            let refusals = RefusalReporter(journal: journal)
+            server = try ControlSocketServer(
+                path: socketPath, limits: Self.connectionLimits(config.daemon),
+                onReject: { peer, reason in
+                    journal.daemon(
+                        .requestRejected, 4, "rejected a request from \(peer): \(reason)",
+                        [
+                            ("PEER_PID", String(peer.pid)), ("PEER_UID", String(peer.uid)),
+                            ("PEER_GID", String(peer.gid)),
+                        ])
+                }, onRefuse: refusals.refused)
         } catch {
             journal.daemon(.configError, 2, "cannot serve the control socket: \(error)")
             return 1

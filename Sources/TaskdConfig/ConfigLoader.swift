@@ -143,6 +143,20 @@ public enum ConfigLoader {
                     continue
                 }
                 settings.maxConcurrentRuns = n
+            case "MaxConnections", "MaxConnectionsPerUser":
+                guard let n = Int(e.value), (1...100_000).contains(n) else {
+                    diagnostics.append(
+                        ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a whole number from 1 to 100000"))
+                    continue
+                }
+                if e.key == "MaxConnections" { settings.maxConnections = n } else { settings.maxConnectionsPerUser = n }
+            case "IdleTimeoutSec", "RequestTimeoutSec":
+                guard let span = try? TimeSpan(parsing: e.value), span > .zero, span != .infinity else {
+                    diagnostics.append(
+                        ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a finite time span above 0"))
+                    continue
+                }
+                if e.key == "IdleTimeoutSec" { settings.idleTimeout = span } else { settings.requestTimeout = span }
             default:
                 if !e.key.hasPrefix("X-") {
                     diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "unknown key in section [Daemon]"))

@@ -10,6 +10,12 @@ public struct DaemonSettings: Hashable, Sendable {
     public var maxConcurrentRuns: Int?
     /// `AllowUsers=`/`AllowGroups=`: who besides root may use the control socket (nil: whoever can connect).
     public var access: AccessList?
+    /// `MaxConnections=`, `MaxConnectionsPerUser=`: open control-socket connections allowed (nil: default).
+    public var maxConnections: Int?
+    public var maxConnectionsPerUser: Int?
+    /// `IdleTimeoutSec=`, `RequestTimeoutSec=`: when a quiet connection, and an unfinished request, are closed.
+    public var idleTimeout: TimeSpan?
+    public var requestTimeout: TimeSpan?
 
     public init(stateDirectory: String? = nil, socketPath: String? = nil) {
         self.stateDirectory = stateDirectory

@@ -29,6 +29,13 @@ public final class DeadlineTimer: Sendable {
         token.withLock { $0 = registered }
     }
 
+    /// Now on CLOCK_MONOTONIC, the clock `arm(at:)` takes, in microseconds.
+    public static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1_000
+    }
+
     /// Fires once at `usec` on CLOCK_MONOTONIC (at once if that has passed); nil disarms.
     public func arm(at usec: UInt64?) {
         _ = taskd_monotonic_timer_arm(fd, usec.map { max($0, 1) } ?? 0)

@@ -16,6 +16,7 @@ public enum SchedulerInterface {
     public static let shuttingDown = name + ".ShuttingDown"
     public static let invalidRequest = name + ".InvalidRequest"
     public static let invalidConfiguration = name + ".InvalidConfiguration"
+    public static let tooManyConnections = name + ".TooManyConnections"
 
     /// The IDL as `org.varlink.service.GetInterfaceDescription` returns it.
     public static let description = """
@@ -130,8 +131,13 @@ public enum SchedulerInterface {
         # The daemon is stopping and starts no new runs.
         error ShuttingDown ()
 
-        # The request was not valid Varlink: not JSON, too large, or not a call object.
+        # The request was not valid Varlink: not JSON, too large, not a call object, or
+        # not completed within RequestTimeoutSec=.
         error InvalidRequest (reason: string)
+
+        # The connection was refused: too many are open (MaxConnections=, MaxConnectionsPerUser=).
+        # It answers the connection's first call; the connection is then closed.
+        error TooManyConnections (reason: string)
 
         # Reload found errors in the configuration, each as file:line: message; nothing was changed.
         error InvalidConfiguration (errors: []string)

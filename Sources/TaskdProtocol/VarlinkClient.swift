@@ -43,7 +43,14 @@ public final class VarlinkClient {
     public func call(_ call: VarlinkCall, onReply: (VarlinkReply) -> Void = { _ in }) throws(VarlinkClientError)
         -> VarlinkReply
     {
-        try send(call.encoded + [0])
+        do {
+            try send(call.encoded + [0])
+        } catch {
+            // taskd may have answered and closed before reading (TooManyConnections): read that answer.
+            guard let early = try? receive() else { throw error }
+            onReply(early)
+            return early
+        }
         while true {
             let reply = try receive()
             onReply(reply)

@@ -10,6 +10,8 @@ import TaskdProtocol
 /// One client connection of the control socket. Bytes are read on the event loop's thread (never
 /// on the cooperative pool), framed into Varlink calls and handed on in order through `calls`;
 /// replies are written without blocking, buffering at most `maxPendingOutput` bytes for a slow reader.
+/// A connection idle past `idleTimeoutUSec`, or with a request unfinished past `requestTimeoutUSec`,
+/// is closed by its server's sweep (`expire(now:)`).
 public final class ControlConnection: ReplyChannel, Sendable {
     public static let maxPendingOutput = 4 * 1024 * 1024
 
@@ -22,6 +24,9 @@ public final class ControlConnection: ReplyChannel, Sendable {
     private let state = Mutex(State())
     private let onClose: @Sendable (ControlConnection) -> Void
     private let onReject: @Sendable (PeerCredentials, String) -> Void
+    private let limits: ConnectionLimits
+    /// Tells the server this connection may expire at the given instant (CLOCK_MONOTONIC µs).
+    private let onDeadline: @Sendable (UInt64) -> Void
 
     private struct State: Sendable {
         var framer = VarlinkFramer()
@@ -32,15 +37,30 @@ public final class ControlConnection: ReplyChannel, Sendable {
         var waitingToWrite = false
         var closeAfterFlush = false
         var onewayPending = 0
+        /// Calls answered by no final reply yet (`more` calls stream until theirs).
+        var outstanding = 0
+        var lastActivity: UInt64 = 0
+        /// When the first byte of an unfinished request arrived.
+        var partialSince: UInt64?
+
+        /// When the connection expires: the unfinished request's timeout, else the idle timeout
+        /// unless a call is in progress (a `wake --wait` may wait for hours).
+        func deadline(_ limits: ConnectionLimits) -> UInt64? {
+            if let partialSince { return partialSince &+ limits.requestTimeoutUSec }
+            return outstanding == 0 ? lastActivity &+ limits.idleTimeoutUSec : nil
+        }
     }
 
     init(
-        fd: Int32, peer: PeerCredentials, onReject: @escaping @Sendable (PeerCredentials, String) -> Void,
-        onClose: @escaping @Sendable (ControlConnection) -> Void
+        fd: Int32, peer: PeerCredentials, limits: ConnectionLimits,
+        onReject: @escaping @Sendable (PeerCredentials, String) -> Void,
+        onDeadline: @escaping @Sendable (UInt64) -> Void, onClose: @escaping @Sendable (ControlConnection) -> Void
     ) {
         self.fd = fd
         self.peer = peer
+        self.limits = limits
         self.onReject = onReject
+        self.onDeadline = onDeadline
         self.onClose = onClose
         (calls, continuation) = AsyncStream.makeStream(of: VarlinkCall.self)
     }
@@ -53,16 +73,44 @@ public final class ControlConnection: ReplyChannel, Sendable {
             if events & (EventLoop.readable | EventLoop.hangup) != 0 { self.readAvailable(events) }
         }
         guard let token else { return close() }
-        state.withLock { $0.token = token }
+        let deadline = state.withLock { s in
+            s.token = token
+            s.lastActivity = DeadlineTimer.now()
+            return s.deadline(limits)
+        }
+        if let deadline { onDeadline(deadline) }
+    }
+
+    /// The server's sweep: closes the connection if its deadline has passed (an unfinished request
+    /// is answered `InvalidRequest` first); returns its next deadline, nil if none or closed.
+    func expire(now: UInt64) -> UInt64? {
+        enum Verdict { case live(UInt64?), idle, slowRequest }
+        let verdict = state.withLock { s -> Verdict in
+            guard !s.closed, let deadline = s.deadline(limits) else { return .live(nil) }
+            guard deadline <= now else { return .live(deadline) }
+            return s.partialSince == nil ? .idle : .slowRequest
+        }
+        switch verdict {
+        case .live(let deadline): return deadline
+        case .idle: close()
+        case .slowRequest:
+            reject("request not completed within \(limits.requestTimeoutUSec / 1_000_000) s")
+        }
+        return nil
     }
 
     /// Queues a reply; it is written as the socket accepts it. Replies to a oneway call are dropped.
     public func send(_ reply: VarlinkReply) {
-        let oneway = state.withLock { s -> Bool in
-            guard s.onewayPending > 0 else { return false }
+        let (oneway, deadline) = state.withLock { s -> (Bool, UInt64?) in
+            if !reply.continues {
+                s.lastActivity = DeadlineTimer.now()
+                if s.onewayPending == 0 { s.outstanding = max(0, s.outstanding - 1) }
+            }
+            guard s.onewayPending > 0 else { return (false, s.outstanding == 0 ? s.deadline(limits) : nil) }
             if !reply.continues { s.onewayPending -= 1 }
-            return true
+            return (true, nil)
         }
+        if let deadline { onDeadline(deadline) }
         if !oneway { write(reply.encoded + [0]) }
     }
 
@@ -80,8 +128,14 @@ public final class ControlConnection: ReplyChannel, Sendable {
         if n == 0 { return close() }
         var calls: [VarlinkCall] = []
         var failure: String?
-        state.withLock { s in
+        let now = DeadlineTimer.now()
+        let deadline = state.withLock { s -> UInt64? in
+            s.lastActivity = now
             s.framer.append(buffer[0..<n])
+            defer {
+                s.partialSince = s.framer.pendingByteCount == 0 ? nil : (s.partialSince ?? now)
+                s.outstanding += calls.filter { !$0.oneway }.count
+            }
             while failure == nil {
                 do {
                     guard let message = try s.framer.next() else { break }
@@ -96,14 +150,20 @@ public final class ControlConnection: ReplyChannel, Sendable {
                     failure = "\(error)"
                 }
             }
+            return s.framer.pendingByteCount == 0 ? nil : (s.partialSince ?? now) &+ limits.requestTimeoutUSec
         }
+        if let deadline { onDeadline(deadline) }
         calls.forEach { continuation.yield($0) }
-        guard let failure else { return }
-        // The stream cannot be trusted past a broken message: answer, stop reading, hang up once sent.
+        if let failure { reject(failure) }
+    }
+
+    /// The stream cannot be trusted past a broken or stalled message: answer, stop reading, hang up once sent.
+    private func reject(_ failure: String) {
         onReject(peer, failure)
         state.withLock {
             $0.reading = false
             $0.closeAfterFlush = true
+            $0.partialSince = nil  // a client that never reads its answer is closed when idle
         }
         continuation.finish()
         write(VarlinkReply.error(SchedulerInterface.invalidRequest, ["reason": .string(failure)]).encoded + [0])

@@ -9,6 +9,8 @@ import TaskdProtocol
 
 /// The control socket: a listening Unix stream socket (its own, or one passed by socket activation)
 /// whose accepted connections come out of `connections`. Accepting runs on the event loop.
+/// It enforces `ConnectionLimits`: a connection over a limit is answered `TooManyConnections` and
+/// closed at once; one timerfd, armed only while connections are open, closes idle and stalled ones.
 public final class ControlSocketServer: Sendable {
     /// Every accepted connection, as it arrives.
     public let connections: AsyncStream<ControlConnection>
@@ -22,11 +24,21 @@ public final class ControlSocketServer: Sendable {
     private let token = Mutex<UInt64?>(nil)
     private let open = Mutex<[ObjectIdentifier: ControlConnection]>([:])
     private let onReject: @Sendable (PeerCredentials, String) -> Void
+    private let onRefuse: @Sendable (PeerCredentials, String) -> Void
+    private let limits: ConnectionLimits
+    private let sweeper = Mutex<(timer: DeadlineTimer?, armedAt: UInt64?, acceptPaused: Bool)>((nil, nil, false))
 
     /// Uses the socket-activated fd when there is one, else binds `path` (mode 0660, directory
     /// created 0755). A live socket at `path` is an error (another daemon serves it); a stale one is replaced.
-    public init(path: String, onReject: @escaping @Sendable (PeerCredentials, String) -> Void) throws(SocketError) {
+    /// `onReject` hears of every broken or stalled request, `onRefuse` of every connection over a limit.
+    public init(
+        path: String, limits: ConnectionLimits = .defaults,
+        onReject: @escaping @Sendable (PeerCredentials, String) -> Void,
+        onRefuse: @escaping @Sendable (PeerCredentials, String) -> Void = { _, _ in }
+    ) throws(SocketError) {
         self.onReject = onReject
+        self.onRefuse = onRefuse
+        self.limits = limits
         (connections, continuation) = AsyncStream.makeStream(of: ControlConnection.self)
         if let fd = ListenSockets.activatedUnixStream() {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -42,6 +54,8 @@ public final class ControlSocketServer: Sendable {
 
     /// Begins accepting connections.
     public func start() {
+        let timer = DeadlineTimer { [weak self] in self?.sweep() }
+        sweeper.withLock { $0.timer = timer }
         let t = EventLoop.shared.register(fd: listenFD, events: EventLoop.readable) { [self] _ in self.acceptAll() }
         token.withLock { $0 = t }
     }
@@ -59,12 +73,22 @@ public final class ControlSocketServer: Sendable {
     private func acceptAll() {
         while true {
             let fd = taskd_accept(listenFD)
-            if fd < 0 { return }
+            if fd < 0 {
+                if errno == EMFILE || errno == ENFILE { pauseAccepting() }
+                return
+            }
             guard let peer = PeerCredentials(socket: fd) else {
                 close(fd)
                 continue
             }
-            let connection = ControlConnection(fd: fd, peer: peer, onReject: onReject) { [self] c in
+            if let refusal = admit(peer) {
+                refuse(fd, peer: peer, refusal)
+                continue
+            }
+            let connection = ControlConnection(
+                fd: fd, peer: peer, limits: limits, onReject: onReject,
+                onDeadline: { [weak self] in self?.noteDeadline($0) }
+            ) { [self] c in
                 _ = self.open.withLock { $0.removeValue(forKey: ObjectIdentifier(c)) }
             }
             open.withLock { $0[ObjectIdentifier(connection)] = connection }
@@ -72,6 +96,63 @@ public final class ControlSocketServer: Sendable {
             connection.start()
             continuation.yield(connection)
         }
+    }
+
+    /// Why `peer` may not open one more connection, or nil if it may.
+    private func admit(_ peer: PeerCredentials) -> String? {
+        let (total, mine) = open.withLock { open in
+            (open.count, peer.uid == 0 ? 0 : open.values.reduce(0) { $0 + ($1.peer.uid == peer.uid ? 1 : 0) })
+        }
+        if total >= limits.maxConnections { return "taskd has \(total) connections open (MaxConnections=)" }
+        if peer.uid != 0, mine >= limits.maxConnectionsPerUser {
+            return "uid \(peer.uid) has \(mine) connections open (MaxConnectionsPerUser=)"
+        }
+        return nil
+    }
+
+    /// Answers the connection's first call in advance with `TooManyConnections` and closes it;
+    /// the socket is fresh, so the short reply fits its buffer and the send does not block.
+    private func refuse(_ fd: Int32, peer: PeerCredentials, _ reason: String) {
+        let reply = VarlinkReply.error(SchedulerInterface.tooManyConnections, ["reason": .string(reason)])
+        let bytes = reply.encoded + [0]
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        close(fd)
+        onRefuse(peer, reason)
+    }
+
+    /// Out of file descriptors: the pending connection would wake the level-triggered loop forever,
+    /// so stop watching the socket for 100 ms (the sweep watches it again); clients wait in the backlog.
+    private func pauseAccepting() {
+        guard let t = token.withLock({ $0 }) else { return }
+        EventLoop.shared.modify(fd: listenFD, token: t, events: 0)
+        sweeper.withLock { $0.acceptPaused = true }
+        noteDeadline(DeadlineTimer.now() + 100_000)
+    }
+
+    /// A connection may expire at `deadline`: arm the sweep for it unless it is armed earlier.
+    private func noteDeadline(_ deadline: UInt64) {
+        sweeper.withLock { s in
+            guard s.armedAt.map({ deadline < $0 }) ?? true else { return }
+            s.armedAt = deadline
+            s.timer?.arm(at: deadline)
+        }
+    }
+
+    /// Closes every connection past its deadline and arms for the earliest one left (not at all
+    /// when none is open, so an idle taskd has no timer).
+    private func sweep() {
+        let resume = sweeper.withLock { s in
+            s.armedAt = nil
+            defer { s.acceptPaused = false }
+            return s.acceptPaused
+        }
+        if resume, let t = token.withLock({ $0 }) {
+            EventLoop.shared.modify(fd: listenFD, token: t, events: EventLoop.readable)
+        }
+        let now = DeadlineTimer.now()
+        let connections = open.withLock { Array($0.values) }
+        let next = connections.compactMap { $0.expire(now: now) }.min()
+        if let next { noteDeadline(next) }
     }
 
     private static func bind(_ path: String) throws(SocketError) -> Int32 {

@@ -265,6 +265,22 @@ struct ConfigLoaderTests {
         #expect(config.diagnostics.allSatisfy { $0.location.file == path })
     }
 
+    @Test("taskd.conf: the connection limits, and their errors with file:line")
+    func connectionLimits() throws {
+        let f = try ConfigFixture()
+        try f.write(
+            "taskd.conf",
+            "[Daemon]\nMaxConnections=300\nMaxConnectionsPerUser=20\nIdleTimeoutSec=2min\nRequestTimeoutSec=500ms\n"
+                + "MaxConnections=0\nIdleTimeoutSec=infinity\nRequestTimeoutSec=soon\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(config.daemon.maxConnections == 300)
+        #expect(config.daemon.maxConnectionsPerUser == 20)
+        #expect(config.daemon.idleTimeout == .seconds(120))
+        #expect(config.daemon.requestTimeout == .milliseconds(500))
+        #expect(config.diagnostics.map(\.location.line) == [6, 7, 8])
+        #expect(config.diagnostics.map(\.key) == ["MaxConnections", "IdleTimeoutSec", "RequestTimeoutSec"])
+    }
+
     @Test("a file without ExecStart= configures the Swift handler of that identifier")
     func swiftHandlerConfigured() throws {
         let f = try ConfigFixture()
