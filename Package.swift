@@ -3,6 +3,18 @@
 // No Swift package dependencies: the toolchain's libraries, libsystemd and a small C shim.
 import PackageDescription
 
+/// libFuzzer targets (scripts/fuzz builds them with `--sanitize fuzzer`, which supplies their
+/// `main`); left out of ordinary builds, where they could not link.
+let fuzzTargets: [Target] =
+    Context.environment["TASKD_FUZZ"] == nil
+    ? []
+    : [
+        .executableTarget(name: "FuzzVarlink", dependencies: ["TaskdProtocol"], path: "Fuzz/FuzzVarlink"),
+        .executableTarget(name: "FuzzConfig", dependencies: ["TaskdConfig"], path: "Fuzz/FuzzConfig"),
+        .executableTarget(name: "FuzzCalendar", dependencies: ["TaskScheduling"], path: "Fuzz/FuzzCalendar"),
+        .executableTarget(name: "FuzzTimeSpan", dependencies: ["TaskScheduling"], path: "Fuzz/FuzzTimeSpan"),
+    ]
+
 let package = Package(
     name: "taskd",
     products: [
@@ -42,11 +54,13 @@ let package = Package(
         .executableTarget(name: "weatherd", dependencies: ["Taskd"], path: "Examples/WeatherDaemon", exclude: ["config"]),
         // The benchmark's daemon (bench/run): no-op Swift handlers that stamp when they start.
         .executableTarget(name: "taskd-bench", dependencies: ["Taskd"], path: "Examples/BenchDaemon"),
+        // Swift handlers that misbehave, for the reliability tests.
+        .executableTarget(name: "taskd-faults", dependencies: ["Taskd"], path: "Examples/FaultyDaemon"),
 
         .testTarget(name: "TaskSchedulingTests", dependencies: ["TaskScheduling"]),
         .testTarget(name: "TaskdConfigTests", dependencies: ["TaskdConfig"]),
         .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol"]),
         .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime"]),
         .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdSystem"]),
-    ]
+    ] + fuzzTargets
 )

@@ -70,6 +70,15 @@ public enum ConfigLoader {
         return diagnostics.count == before ? file : nil
     }
 
+    /// Parses a task file's text as if read from `path` (no drop-ins): its definition, or nil with
+    /// the diagnostics. What `parseTaskFile` does for each file, without the file system.
+    public static func parseTaskText(_ text: String, path: String) -> (TaskDefinition?, [ConfigDiagnostic]) {
+        var file = TaskFile(path: path)
+        var diagnostics: [ConfigDiagnostic] = []
+        apply(text, file: path, to: &file, &diagnostics)
+        return (diagnostics.isEmpty ? file.definition(base: nil) : nil, diagnostics)
+    }
+
     /// Applies a task file's text to `file` through the key table.
     static func apply(
         _ text: String, file path: String, to file: inout TaskFile, _ diagnostics: inout [ConfigDiagnostic]

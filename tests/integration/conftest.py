@@ -23,6 +23,7 @@ BUILD = Path(os.environ.get("TASKD_BUILD_DIR", ROOT / ".build" / "debug"))
 TASKD = BUILD / "taskd"
 TASKCTL = BUILD / "taskctl"
 WEATHERD = BUILD / "weatherd"
+FAULTS = BUILD / "taskd-faults"
 VARLINK_CALL = ROOT.parent / "shared" / "tools" / "varlink-call"
 IS_ROOT = os.geteuid() == 0
 JOURNAL_DIRS = ["/run/systemd/journal", "/run/log/journal", "/var/log/journal"]

@@ -1,0 +1,24 @@
+import Taskd
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// taskd-faults: Swift handlers that misbehave, for the reliability tests (tests/integration/
+// test_faults.py). taskd must report each and keep serving everyone else.
+//   stubborn   never checks cancellation: blocks its cooperative thread for 6 s (budget 1 s, grace 0.5 s),
+//              so it is abandoned at its budget's end and its late return is ignored
+//   thrower    throws an error of its own
+//   fine       returns at once (the bystander)
+
+struct Broken: Error, CustomStringConvertible {
+    var description: String { "the upstream service answered 503" }
+}
+
+await TaskDaemon(name: "taskd-faults")
+    .backgroundTask(.processing("stubborn"), budget: .seconds(1), cancelGrace: .milliseconds(500)) { _ in
+        for _ in 0..<60 { usleep(100_000) }  // ignores cancellation, and blocks a pool thread
+    }
+    .backgroundTask(.processing("thrower")) { _ in throw Broken() }
+    .backgroundTask(.appRefresh("fine")) { _ in }
+    .run()
