@@ -43,6 +43,17 @@ def _private_journal():
             os.makedirs(d, exist_ok=True)
         if os.path.isdir(d):
             subprocess.run(["mount", "-t", "tmpfs", "tmpfs", d], check=True)
+    start_journald()
+
+
+def stop_journald():
+    """Stops the private journald (a faulty-machine test); `start_journald` brings it back."""
+    _journald.terminate()
+    _journald.wait(timeout=10)
+
+
+def start_journald():
+    global _journald
     _journald = subprocess.Popen(["/lib/systemd/systemd-journald"], stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
