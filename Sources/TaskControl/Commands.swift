@@ -46,7 +46,8 @@ enum Commands {
         case SchedulerInterface.shuttingDown:
             return Failure(code: .unreachable, message: "taskd is shutting down")
         case SchedulerInterface.tooManyConnections:
-            return Failure(code: .unreachable, message: "taskd refused the connection: \(p["reason"]?.stringValue ?? "")")
+            return Failure(
+                code: .unreachable, message: "taskd refused the connection: \(p["reason"]?.stringValue ?? "")")
         default:
             return Failure(code: .usage, message: "taskd refused the request: \(name) \(JSONValue.object(p))")
         }
