@@ -109,7 +109,7 @@ def test_wake_with_more_streams_each_state_until_the_end(daemon):
 def test_the_reference_varlink_client_parses_the_idl_and_calls_methods(daemon):
     out = subprocess.run([str(VARLINK_CALL), daemon.socket], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "# io.taskd.Scheduler: 14 members parsed" in out.stdout
+    assert "# io.taskd.Scheduler: 15 members parsed" in out.stdout
     assert '"vendor": "taskd"' in out.stdout
     wake = subprocess.run([str(VARLINK_CALL), "--more", daemon.socket, "io.taskd.Scheduler.Wake", '{"target": "hello"}'],
                           capture_output=True, text=True, timeout=60)
