@@ -11,13 +11,16 @@ import TaskdIO
 /// temporary file, fsync, rename, fsync of the folder. And `wakes.log`, the acknowledged wakes not
 /// yet answered: one JSON line per record added or settled, appended and fdatasynced in batches
 /// (group commit), compacted when mostly settled. All file work happens on one serial queue, never
-/// on the cooperative pool; a failure is reported through `onError` and scheduling goes on in memory.
+/// on the cooperative pool. A failure is reported through `report` once per spell (priority 3,
+/// "error"), its end once (priority 5, "writable again"), and scheduling goes on in memory.
 final class StateStore: Sendable {
     let directory: String
     private let queue = DispatchQueue(label: "taskd.state")
     private let pending = Mutex(Pending())
     private let log = Mutex(LogFile())
-    private let onError: @Sendable (String) -> Void
+    /// Whether the last batch of task snapshots failed (touched on `queue` only).
+    private let snapshotsFailing = Mutex(false)
+    private let report: @Sendable (_ priority: Int, _ message: String) -> Void
 
     /// Work handed to the queue and not yet written.
     private struct Pending {
@@ -50,9 +53,17 @@ final class StateStore: Sendable {
         }
     }
 
-    init(directory: String, onError: @escaping @Sendable (String) -> Void) {
+    init(directory: String, report: @escaping @Sendable (_ priority: Int, _ message: String) -> Void) {
         self.directory = directory
-        self.onError = onError
+        self.report = report
+    }
+
+    private func onError(_ message: String) { report(3, message) }
+
+    /// Creates `path` if missing; the reason it could not, if so.
+    private func makeDirectory(_ path: String) -> String? {
+        if mkdir(path, 0o755) == 0 || errno == EEXIST { return nil }
+        return "\(path): cannot create (\(String(cString: strerror(errno))))"
     }
 
     var tasksDirectory: String { directory + "/tasks" }
@@ -68,8 +79,9 @@ final class StateStore: Sendable {
         await withCheckedContinuation { continuation in
             queue.async {
                 var problems: [String] = []
-                mkdir(self.directory, 0o755)
-                mkdir(self.tasksDirectory, 0o755)
+                if let problem = self.makeDirectory(self.directory) ?? self.makeDirectory(self.tasksDirectory) {
+                    self.onError(problem + "; task state is kept in memory only")
+                }
                 var tasks: [TaskKey: TaskRecord] = [:]
                 for key in keys {
                     let path = self.taskPath(key)
@@ -95,7 +107,7 @@ final class StateStore: Sendable {
         await withCheckedContinuation { continuation in
             queue.async {
                 var problems: [String] = []
-                mkdir(self.directory, 0o755)
+                _ = self.makeDirectory(self.directory)  // reported by loadTasks
                 let wakes = self.openLog(&problems)
                 continuation.resume(returning: (wakes, problems))
             }
@@ -141,7 +153,7 @@ final class StateStore: Sendable {
             file.liveBytes = 0
             for wake in wakes { file.set(wake.id, wake.line) }
         }
-        if let problem = compact() { problems.append(problem) }
+        if let problem = compact() { onError(problem) }
         return wakes
     }
 
@@ -236,15 +248,23 @@ final class StateStore: Sendable {
         }
         if !batch.snapshots.isEmpty {
             var failures: [String] = []
-            mkdir(tasksDirectory, 0o755)
-            for (key, bytes) in batch.snapshots {
+            let folderProblem = makeDirectory(tasksDirectory)
+            if let folderProblem { failures.append(folderProblem) }
+            for (key, bytes) in batch.snapshots where folderProblem == nil {
                 if let error = FileIO.replace(taskPath(key), with: bytes, sync: batch.synced.contains(key)) {
                     failures.append("\(taskPath(key)): cannot write (\(error))")
                 }
             }
             if !batch.synced.isEmpty { FileIO.syncDirectory(tasksDirectory) }
-            if let first = failures.first {
-                onError(first + (failures.count > 1 ? " (and \(failures.count - 1) more)" : ""))
+            let wasFailing = snapshotsFailing.withLock { failing in
+                defer { failing = !failures.isEmpty }
+                return failing
+            }
+            if let first = failures.first, !wasFailing {
+                let more = failures.count > 1 ? " (and \(failures.count - 1) more)" : ""
+                onError(first + more + "; task state is kept in memory, written again at its next change")
+            } else if failures.isEmpty && wasFailing {
+                report(5, "\(tasksDirectory): writable again")
             }
         }
         batch.afterSnapshots.forEach { $0() }
@@ -264,7 +284,7 @@ final class StateStore: Sendable {
             let written = file.fd >= 0 && FileIO.writeAll(file.fd, batch.lines) && fdatasync(file.fd) == 0
             if written {
                 file.size += batch.lines.count
-                if file.failing { onError("\(logPath): writable again") }
+                if file.failing { report(5, "\(logPath): writable again") }
                 file.failing = false
             } else if !file.failing {
                 file.failing = true

@@ -174,7 +174,9 @@ public struct TaskDaemon: Sendable {
         let notifier = ServiceNotifier()
         var handlers: [String: TaskHandler] = [:]
         for r in registrations { handlers[r.definition.key.identifier] = r.handler }
-        let store = StateStore(directory: stateDirectory) { problem in journal.daemon(.stateError, 3, problem) }
+        let store = StateStore(directory: stateDirectory) { priority, problem in
+            journal.daemon(.stateError, priority, problem)
+        }
         let (records, problems) = await store.loadTasks(config.tasks.map(\.key))
         let (wakes, logProblems) = await store.loadWakes()
         for problem in problems + logProblems { journal.daemon(.stateError, 4, problem) }

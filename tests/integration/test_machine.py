@@ -66,3 +66,61 @@ def test_a_full_state_folder_is_reported_scheduling_goes_on_and_no_file_is_corru
     finally:
         d.stop()
         subprocess.run(["umount", str(d.state)])
+
+
+def read_only(folder):
+    subprocess.run(["mount", "--bind", "-o", "ro", str(folder), str(folder)], check=True)
+
+
+def test_a_read_only_state_folder_is_reported_scheduling_goes_on_and_no_file_is_corrupted(daemon_factory):
+    d = daemon_factory({"hello.task": task("/bin/true"), "tick.task": task("/bin/true", extra="[Timer]\nOnStartupSec=1\nOnUnitActiveSec=300ms")})
+    d.start()
+    assert d.taskctl("wake", "hello", "--wait").returncode == 0
+    before_ro = {f: f.read_bytes() for f in d.state.rglob("*.json")}
+    # A read-only bind mount stacked over the folder: every new open, create and rename fails with
+    # EROFS. (Remounting the folder's own mount is refused while taskd holds the wake log open for
+    # writing; that open file keeps working, as it would under ReadOnlyPaths= applied to new opens.)
+    read_only(d.state)
+    try:
+        for _ in range(5):  # wakes are still acknowledged and run, from memory
+            r = d.taskctl("wake", "hello", "--wait", "--json")
+            assert json.loads(r.stdout)[0]["state"] == "completed", r
+        errors = wait_for(lambda: [e for e in journal(_PID=str(d.proc.pid)) if e.get("PRIORITY") == "3"
+                                   and "Read-only file system" in e["MESSAGE"]], what="the read-only folder to be reported")
+        assert str(d.state) in errors[0]["MESSAGE"]  # the message names the file it could not write
+        assert len(errors) == 1  # once per spell, not once per run
+        ticks = lambda: len([e for e in journal(_PID=str(d.proc.pid), TASK="tick") if "TASK_OUTCOME" in e])
+        before = ticks()
+        wait_for(lambda: ticks() >= before + 2, what="the timer to keep firing")
+        # Nothing on disk changed while it was read-only, and every file is still whole.
+        assert {f: f.read_bytes() for f in d.state.rglob("*.json")} == before_ro
+        status = json.loads(d.taskctl("status", "hello", "--json").stdout)
+        assert status["last"]["state"] == "completed"  # memory is ahead of the disk
+        subprocess.run(["umount", str(d.state)], check=True)
+        assert d.taskctl("wake", "hello", "--wait").returncode == 0  # the next write catches up
+        wait_for(lambda: [e for e in journal(_PID=str(d.proc.pid)) if e.get("PRIORITY") == "5"
+                          and e["MESSAGE"] == f"{d.state}/tasks: writable again"], what="the recovery notice")
+        state_files_are_valid(d.state)
+        assert d.stop() == 0
+        d.start()
+        history = json.loads(d.taskctl("history", "hello", "-n", "100", "--json").stdout)
+        assert len(history) == 7  # one before, five while read-only (rewritten from memory), one after
+    finally:
+        d.stop()
+        subprocess.run(["umount", str(d.state)], capture_output=True)  # if a step above failed
+
+
+def test_taskd_starts_on_a_read_only_state_folder_and_serves_from_memory(daemon_factory):
+    d = daemon_factory({"hello.task": task("/bin/true")})
+    d.state.mkdir(parents=True)
+    read_only(d.state)
+    try:
+        d.start()
+        r = d.taskctl("wake", "hello", "--wait", "--json")
+        assert json.loads(r.stdout)[0]["state"] == "completed", r
+        wait_for(lambda: [e for e in journal(_PID=str(d.proc.pid)) if e.get("PRIORITY") == "3"
+                          and "Read-only file system" in e["MESSAGE"]], what="the read-only folder to be reported")
+        assert list(d.state.iterdir()) == []
+    finally:
+        d.stop()
+        subprocess.run(["umount", str(d.state)])
