@@ -6,10 +6,11 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import threading
 import time
 
-from conftest import VarlinkSocket, journal, needs_journal, task, wait_for
+from conftest import BUILD, ROOT, VarlinkSocket, journal, needs_journal, task, wait_for
 
 pytestmark = needs_journal
 
@@ -148,3 +149,28 @@ def test_an_unreadable_wake_log_is_moved_aside_and_taskd_serves(daemon_factory):
     aside = list(d.state.glob("wakes.log.damaged-*"))
     assert len(aside) == 1 and aside[0].is_dir()
     assert (d.state / "wakes.log").is_file()
+
+
+CAMPAIGN = ROOT / "scripts" / "crash-campaign"
+
+
+def campaign(tmp_path, *args):
+    return subprocess.run([sys.executable, str(CAMPAIGN), "--build-dir", str(BUILD), *args], capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, TMPDIR=str(tmp_path)))
+
+
+def test_kill_9_campaign_short_every_acknowledged_wake_runs_and_every_file_stays_readable(tmp_path):
+    # The short CI version of the campaign the README quotes (scripts/crash-campaign --rounds 50).
+    r = campaign(tmp_path, "--rounds", "5")
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = json.loads(r.stdout.splitlines()[-1])
+    assert summary["kills"] == 5 and summary["lost"] == 0 and summary["unreadableFiles"] == 0
+    assert summary["acknowledged"] > 100 and summary["runs"] > 0
+
+
+def test_the_campaign_notices_lost_wakes(tmp_path):
+    # Its self-test: with wakes.log deleted before each restart, acknowledged wakes are lost and it says so.
+    r = campaign(tmp_path, "--rounds", "1", "--drop-wake-log", "--answer-timeout", "2")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "acknowledged wake never ran: ('queued'" in r.stderr
+    assert json.loads(r.stdout.splitlines()[-1])["lost"] >= 5
