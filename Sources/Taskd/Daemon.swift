@@ -153,7 +153,7 @@ actor Daemon {
         let wakes = keys.map {
             WakeRecord(id: newRecordID(), key: $0, wakeID: id, payload: payload, acknowledgedUSec: now.realtime)
         }
-        let ticket = store.add(wakes)
+        let ticket = store.add(wakes, deferWrite: true)
         var results: [WakeResult] = []
         var actions: [SchedulerAction] = []
         for wake in wakes {
@@ -170,6 +170,7 @@ actor Daemon {
             updates = stream
         }
         perform(actions)
+        store.write()
         await store.waitDurable(ticket)
         var runs = results.map { latest($0.run, disposition: $0.disposition) }
         // A run that ended meanwhile is reported ended only once the history recording it is on disk.

@@ -5,23 +5,42 @@ import TaskdProtocol
 /// runs (at most `History=`), newest last.
 struct TaskRecord: Hashable, Sendable {
     var lastTriggerUSec: UInt64?
-    var history: [RunInfo] = []
+    private(set) var history: [RunInfo] = []
+    /// Each history entry's JSON, kept beside it: a save re-encodes only what changed.
+    private var historyJSON: [[UInt8]] = []
 
     /// The last run that is the task's own result (a stale run never is).
     var lastResult: RunInfo? { history.last { !$0.stale } }
 
     mutating func append(_ run: RunInfo, keep: Int) {
         history.append(run)
-        if history.count > keep { history.removeFirst(history.count - max(keep, 0)) }
+        historyJSON.append(run.json.bytes)
+        if history.count > keep {
+            history.removeFirst(history.count - max(keep, 0))
+            historyJSON.removeFirst(historyJSON.count - max(keep, 0))
+        }
     }
 
+    /// The file's bytes: one JSON object with sorted keys, and a newline.
     func encoded(_ key: TaskKey) -> [UInt8] {
-        var o: [String: JSONValue] = [
-            "version": .int(1), "task": .string(key.identifier), "kind": .string(key.kind),
-            "history": .array(history.map(\.json)),
-        ]
-        if let lastTriggerUSec { o["lastTriggerUSec"] = .int(Int64(lastTriggerUSec)) }
-        return Array((JSONValue.object(o).description + "\n").utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(historyJSON.reduce(128) { $0 + $1.count + 1 })
+        out.append(contentsOf: #"{"history":["#.utf8)
+        for (i, entry) in historyJSON.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: entry)
+        }
+        out.append(contentsOf: #"],"kind":"#.utf8)
+        JSONValue.writeString(key.kind, to: &out)
+        if let lastTriggerUSec {
+            out.append(contentsOf: #","lastTriggerUSec":"#.utf8)
+            JSONValue.writeInteger(Int64(clamping: lastTriggerUSec), to: &out)
+        }
+        out.append(contentsOf: #","task":"#.utf8)
+        JSONValue.writeString(key.identifier, to: &out)
+        out.append(contentsOf: #","version":1}"#.utf8)
+        out.append(UInt8(ascii: "\n"))
+        return out
     }
 
     /// Reads a record; nil when the text is not one (the caller moves the file aside).
@@ -32,6 +51,7 @@ struct TaskRecord: Hashable, Sendable {
         lastTriggerUSec = json["lastTriggerUSec"]?.intValue.map { UInt64(clamping: $0) }
         history = runs.compactMap(RunInfo.init(json:))
         guard history.count == runs.count else { return nil }
+        historyJSON = history.map(\.json.bytes)
     }
 
     init() {}

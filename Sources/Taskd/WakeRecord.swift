@@ -19,12 +19,12 @@ struct WakeRecord: Hashable, Sendable {
         ]
         if let wakeID { o["wakeId"] = .string(wakeID) }
         if let payload { o["payload"] = .string(payload) }
-        return Array((JSONValue.object(o).description + "\n").utf8)
+        return JSONValue.object(o).bytes + [UInt8(ascii: "\n")]
     }
 
     /// The line that settles record `id`.
     static func settleLine(_ id: String) -> [UInt8] {
-        Array((JSONValue.object(["settle": .string(id)]).description + "\n").utf8)
+        JSONValue.object(["settle": .string(id)]).bytes + [UInt8(ascii: "\n")]
     }
 
     /// One parsed line: a record added, or the id of one settled; nil if the line is not valid.

@@ -39,55 +39,90 @@ public enum JSONValue: Hashable, Sendable, CustomStringConvertible {
     public var isNull: Bool { self == .null }
 
     /// Compact JSON text.
-    public var description: String {
-        var out = ""
+    public var description: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Compact JSON text as UTF-8.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
         write(to: &out)
         return out
     }
 
-    public func write(to out: inout String) {
+    /// Appends the compact JSON text of this value to `out` as UTF-8.
+    public func write(to out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): Self.writeInteger(i, to: &out)
         case .double(let d):
-            out += d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)) : "null"
+            if d.isFinite && d == d.rounded() && abs(d) < 1e15 {
+                Self.writeInteger(Int64(d), to: &out)
+            } else {
+                out.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
+            }
         case .string(let s): Self.writeString(s, to: &out)
         case .array(let a):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (i, v) in a.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 v.write(to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let o):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (i, k) in o.keys.sorted().enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 Self.writeString(k, to: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 o[k]!.write(to: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
+    /// Appends `i` in decimal, without an intermediate String.
+    public static func writeInteger(_ i: Int64, to out: inout [UInt8]) {
+        if i < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = i.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+        let count = withUnsafeMutableBytes(of: &digits) { buffer -> Int in
+            var n = 0
+            repeat {
+                buffer[23 - n] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                n += 1
+            } while magnitude > 0
+            return n
         }
-        out += "\""
+        withUnsafeBytes(of: &digits) { out.append(contentsOf: $0[(24 - count)...]) }
+    }
+
+    /// Appends `s` as a JSON string: quoted, with `"`, `\\` and control characters escaped.
+    public static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { utf8 in
+            var clean = 0  // start of the run of bytes that need no escape
+            for (i, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean..<i]))
+                clean = i + 1
+                switch byte {
+                case 0x22: out.append(contentsOf: "\\\"".utf8)
+                case 0x5C: out.append(contentsOf: "\\\\".utf8)
+                case 0x0A: out.append(contentsOf: "\\n".utf8)
+                case 0x0D: out.append(contentsOf: "\\r".utf8)
+                case 0x09: out.append(contentsOf: "\\t".utf8)
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: "\\u00".utf8)
+                    out.append(hex[Int(byte >> 4)])
+                    out.append(hex[Int(byte & 0xF)])
+                }
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean...]))
+        }
+        out.append(UInt8(ascii: "\""))
     }
 }
 

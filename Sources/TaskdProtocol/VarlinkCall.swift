@@ -42,7 +42,7 @@ public struct VarlinkCall: Hashable, Sendable {
         if !parameters.isEmpty { o["parameters"] = .object(parameters) }
         if more { o["more"] = true }
         if oneway { o["oneway"] = true }
-        return Array(JSONValue.object(o).description.utf8)
+        return JSONValue.object(o).bytes
     }
 }
 

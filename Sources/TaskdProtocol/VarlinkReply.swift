@@ -21,7 +21,7 @@ public struct VarlinkReply: Hashable, Sendable {
         var o: [String: JSONValue] = ["parameters": .object(parameters)]
         if let error { o["error"] = .string(error) }
         if continues { o["continues"] = true }
-        return Array(JSONValue.object(o).description.utf8)
+        return JSONValue.object(o).bytes
     }
 
     /// Decodes a reply message.
