@@ -60,6 +60,7 @@ let package = Package(
         .testTarget(name: "TaskSchedulingTests", dependencies: ["TaskScheduling"]),
         .testTarget(name: "TaskdConfigTests", dependencies: ["TaskdConfig"]),
         .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol"]),
+        .testTarget(name: "TaskdIOTests", dependencies: ["TaskdIO"]),
         .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime"]),
         .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdSystem"]),
     ] + fuzzTargets

@@ -67,6 +67,9 @@ int taskd_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int 
 }
 
 #include <sys/timerfd.h>
+#include <sys/eventfd.h>
+
+int taskd_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
 int taskd_clock_change_rearm(int fd) {
     struct itimerspec its = {.it_value = {.tv_sec = (time_t)1 << 40}};

@@ -12,8 +12,12 @@ import TaskdSystem
 /// The daemon loop: an actor that feeds inputs (wakes, cancels, handler ends, reloads, its timer)
 /// to the pure `Scheduler` and performs the actions it returns: start and signal handlers, journal
 /// events, keep history and acknowledged wakes in the state folder, notify watchers, and re-arm
-/// one timer for the scheduler's next deadline.
+/// one timer for the scheduler's next deadline. It runs on the event loop's thread, where wake
+/// requests are read and timers and exits are seen, so none of them waits for a thread hand-off;
+/// Swift handlers run on the global concurrent executor.
 actor Daemon {
+    nonisolated var unownedExecutor: UnownedSerialExecutor { EventLoop.shared.asUnownedSerialExecutor() }
+
     private var scheduler: Scheduler
     private var handlers: [String: TaskHandler]
     private let journal: EventJournal
@@ -153,7 +157,7 @@ actor Daemon {
         let wakes = keys.map {
             WakeRecord(id: newRecordID(), key: $0, wakeID: id, payload: payload, acknowledgedUSec: now.realtime)
         }
-        let ticket = store.add(wakes, deferWrite: true)
+        let ticket = store.add(wakes)
         var results: [WakeResult] = []
         var actions: [SchedulerAction] = []
         for wake in wakes {
@@ -170,7 +174,6 @@ actor Daemon {
             updates = stream
         }
         perform(actions)
-        store.write()
         await store.waitDurable(ticket)
         var runs = results.map { latest($0.run, disposition: $0.disposition) }
         // A run that ended meanwhile is reported ended only once the history recording it is on disk.
@@ -391,7 +394,9 @@ actor Daemon {
                 store.save(key, record, sync: false)
                 continue
             }
-            store.save(key, record) { [weak self] in Task { await self?.deliverEnded(watched) } }
+            store.save(key, record) { [weak self] in
+                Task(executorPreference: EventLoop.shared) { await self?.deliverEnded(watched) }
+            }
         }
         dirty.removeAll()
         endedAwaitingDisk.removeAll()
@@ -416,7 +421,9 @@ actor Daemon {
                     identity: spec.identity, outputLimit: spec.outputLimit,
                     onOutput: { output in journal.output(output, run: run, limit: spec.outputLimit) },
                     onExit: { [weak self] termination in
-                        Task { await self?.handlerEnded(runID: run.id, termination: termination) }
+                        Task(executorPreference: EventLoop.shared) {
+                            await self?.handlerEnded(runID: run.id, termination: termination)
+                        }
                     })
                 active[run.id] = .command(process, killSignal: spec.killSignal)
                 return nil
@@ -428,7 +435,8 @@ actor Daemon {
                 return .spawnFailed("no Swift handler is registered for \(run.key)")
             }
             let now = SystemClock.now()
-            let task = Task { [weak self] in
+            // The handler is user code: it runs on the global executor, never on the event loop.
+            let task = Task(executorPreference: globalConcurrentExecutor) { [weak self] in
                 var result: String?
                 let termination: Termination
                 do {
@@ -477,7 +485,9 @@ actor Daemon {
         timer?.cancel()
         timerDeadline = next
         if deadlineTimer == nil {
-            deadlineTimer = DeadlineTimer { [weak self] in Task { await self?.tick() } }
+            deadlineTimer = DeadlineTimer { [weak self] in
+                Task(executorPreference: EventLoop.shared) { await self?.tick() }
+            }
         }
         if let deadlineTimer {
             deadlineTimer.arm(at: next)

@@ -1,16 +1,20 @@
 @preconcurrency import Dispatch
 import Synchronization
+import TaskdIO
 import TaskdSystem
 
 /// Hands entries to another backend on a serial Dispatch queue, so that a slow journald never
-/// blocks the scheduler or the cooperative thread pool. Order is kept. Handler output (`sheddable`
-/// entries) is shed once `outputBacklog` entries wait, and the count is journaled when the
-/// backlog has halved; taskd's own events are never shed.
+/// blocks the scheduler or the cooperative thread pool. Order is kept. Entries wait in one batch;
+/// the queue's thread is woken when a batch starts, and, for entries from the event loop, only at
+/// the end of the loop's turn, so a handler the turn started gets the CPU first. Handler output
+/// (`sheddable` entries) is shed once `outputBacklog` entries wait, and the count is journaled
+/// when the backlog has halved; taskd's own events are never shed.
 final class QueuedLogBackend: LogBackend {
     static let outputBacklog = 16_384
 
     let base: any LogBackend
     private let queue = DispatchQueue(label: "taskd.log")
+    private let batch = Mutex<[LogEntry]>([])
     private let pending = Atomic<Int>(0)
     private let shed = Atomic<Int>(0)
 
@@ -22,7 +26,22 @@ final class QueuedLogBackend: LogBackend {
             return
         }
         pending.add(1, ordering: .relaxed)
-        queue.async { [self] in
+        let first = batch.withLock { entries in
+            entries.append(entry)
+            return entries.count == 1
+        }
+        guard first else { return }
+        EventLoop.shared.afterTurn { [self] in queue.async { self.drain() } }
+    }
+
+    /// Hands on every entry waiting (on `queue`).
+    private func drain() {
+        let entries = batch.withLock { entries in
+            var taken: [LogEntry] = []
+            swap(&entries, &taken)
+            return taken
+        }
+        for entry in entries {
             base.send(entry)
             let left = pending.subtract(1, ordering: .relaxed).newValue
             if left < Self.outputBacklog / 2 {
@@ -33,7 +52,7 @@ final class QueuedLogBackend: LogBackend {
     }
 
     /// Waits until every entry sent so far has been handed on.
-    func flush() { queue.sync {} }
+    func flush() { queue.sync { drain() } }
 
     static func backlogEntry(_ count: Int) -> LogEntry {
         var entry = EventJournal.entry(

@@ -176,11 +176,9 @@ final class StateStore: Sendable {
     // MARK: Writes
 
     /// Records acknowledged wakes; returns a ticket for `waitDurable`. Call before starting their runs,
-    /// so that a run that ends at once settles a record that is already in the log. With
-    /// `deferWrite`, the write is not started until the next change or `write()`: the caller starts
-    /// its runs first, so their handlers get the CPU before the log's writer thread does.
-    func add(_ records: [WakeRecord], deferWrite: Bool = false) -> UInt64 {
-        enqueue(schedule: !deferWrite) { p in
+    /// so that a run that ends at once settles a record that is already in the log.
+    func add(_ records: [WakeRecord]) -> UInt64 {
+        enqueue { p in
             for r in records {
                 let line = r.line
                 p.lines += line
@@ -188,9 +186,6 @@ final class StateStore: Sendable {
             }
         }
     }
-
-    /// Starts writing what is pending, if a write is not under way already.
-    func write() { _ = enqueue { _ in } }
 
     /// The runs answering these records ended for good.
     func settle(_ ids: [String]) {
@@ -226,15 +221,16 @@ final class StateStore: Sendable {
         }
     }
 
-    private func enqueue(schedule: Bool = true, _ change: (inout Pending) -> Void) -> UInt64 {
+    private func enqueue(_ change: (inout Pending) -> Void) -> UInt64 {
         let (ticket, schedule) = pending.withLock { p -> (UInt64, Bool) in
             change(&p)
             p.sequence += 1
-            guard schedule, !p.scheduled else { return (p.sequence, false) }
+            guard !p.scheduled else { return (p.sequence, false) }
             p.scheduled = true
             return (p.sequence, true)
         }
-        if schedule { queue.async { self.flush() } }
+        // From the event loop, the writer starts at the end of its turn: after the runs it started.
+        if schedule { EventLoop.shared.afterTurn { self.queue.async { self.flush() } } }
         return ticket
     }
 

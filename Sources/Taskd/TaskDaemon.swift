@@ -1,6 +1,7 @@
 import TaskRuntime
 @_exported import TaskScheduling
 import TaskdConfig
+import TaskdIO
 import TaskdProtocol
 import TaskdSystem
 
@@ -188,11 +189,12 @@ public struct TaskDaemon: Sendable {
         let service = ControlService(daemon: daemon, journal: journal)
 
         let clockWatcher = ClockChangeWatcher(
-            onChange: { Task { await daemon.clockChanged() } },
-            onZoneChange: { Task { await daemon.clockChanged(zone: true) } })
+            onChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged() } },
+            onZoneChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged(zone: true) } })
         await daemon.start(recovering: wakes)
         server.start()
-        let acceptor = Task {
+        // Connections are served on the event loop that reads them, as the daemon runs there.
+        let acceptor = Task(executorPreference: EventLoop.shared) {
             await withDiscardingTaskGroup { group in
                 for await connection in server.connections {
                     group.addTask { await service.serve(connection) }

@@ -79,6 +79,8 @@ public final class ControlConnection: ReplyChannel, Sendable {
             return s.deadline(limits)
         }
         if let deadline { onDeadline(deadline) }
+        // A client sends its request right after connecting: read it now, not a turn of the loop later.
+        readAvailable(EventLoop.readable)
     }
 
     /// The server's sweep: closes the connection if its deadline has passed (an unfinished request

@@ -12,10 +12,12 @@ int taskd_memfd_create(const char *name);
 int taskd_accept(int fd);
 /// SO_PEERCRED of a connected Unix socket; 0 or -1 with errno.
 int taskd_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
-/// pipe2(2) with O_CLOEXEC.
 /// The peer's supplementary groups (SO_PEERGROUPS) into groups; their count, or -1 (errno set).
 int taskd_peer_groups(int fd, gid_t *groups, int max);
+/// pipe2(2) with O_CLOEXEC.
 int taskd_pipe_cloexec(int fds[2]);
+/// eventfd(2) with EFD_CLOEXEC | EFD_NONBLOCK; the fd or -1 with errno.
+int taskd_eventfd(void);
 
 #include <spawn.h>
 /// posix_spawn_file_actions_addchdir_np (glibc ≥ 2.29).

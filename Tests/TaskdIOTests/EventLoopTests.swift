@@ -1,0 +1,91 @@
+import Synchronization
+import Testing
+
+@testable import TaskdIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An actor that runs on the event loop, as the daemon's scheduler does.
+private actor OnLoop {
+    nonisolated var unownedExecutor: UnownedSerialExecutor { EventLoop.shared.asUnownedSerialExecutor() }
+    private(set) var log: [String] = []
+
+    func note(_ entry: String) { log.append(entry) }
+
+    func isOnLoop() -> Bool { EventLoop.shared.isCurrent }
+
+    /// Queues a task on the loop and an `afterTurn` body from one job; reports the order they ran in.
+    func orderWithinATurn() async -> [String] {
+        let done = AsyncStream.makeStream(of: Void.self)
+        Task(executorPreference: EventLoop.shared) { await self.note("queued job") }
+        EventLoop.shared.afterTurn {
+            Task(executorPreference: EventLoop.shared) {
+                await self.note("after the turn")
+                done.continuation.finish()
+            }
+        }
+        for await _ in done.stream {}
+        return log
+    }
+}
+
+@Suite("Event loop executor")
+struct EventLoopTests {
+    @Test("an actor on the loop runs on its thread, whoever calls it")
+    func actorRunsOnTheLoop() async {
+        let actor = OnLoop()
+        #expect(await actor.isOnLoop())
+        // From a detached task on the global pool: the job is enqueued from another thread, and
+        // the eventfd wakes the loop out of epoll_wait.
+        let fromPool = await Task.detached { await actor.isOnLoop() }.value
+        #expect(fromPool)
+        #expect(!EventLoop.shared.isCurrent)
+    }
+
+    @Test("a task preferring the loop runs nonisolated code there; user code can leave for the pool")
+    func taskExecutorPreference() async {
+        let onLoop = await Task(executorPreference: EventLoop.shared) { EventLoop.shared.isCurrent }.value
+        #expect(onLoop)
+        let handler = await Task(executorPreference: EventLoop.shared) {
+            await Task(executorPreference: globalConcurrentExecutor) { EventLoop.shared.isCurrent }.value
+        }.value
+        #expect(!handler)
+    }
+
+    @Test("afterTurn runs after the jobs the turn queued; off the loop it runs at once")
+    func afterTurnOrder() async {
+        #expect(await OnLoop().orderWithinATurn() == ["queued job", "after the turn"])
+        let ran = Mutex(false)
+        EventLoop.shared.afterTurn { ran.withLock { $0 = true } }
+        #expect(ran.withLock { $0 })
+    }
+
+    @Test("fd events are served while jobs keep the loop busy", .timeLimit(.minutes(1)))
+    func fdEventsBetweenJobs() async {
+        // A task that re-enqueues itself forever would starve fds if the loop drained jobs until none is left.
+        let stop = Atomic(false)
+        let spinner = Task(executorPreference: EventLoop.shared) {
+            while !stop.load(ordering: .relaxed) { await Task.yield() }
+        }
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let readEnd = fds[0]
+        let (events, continuation) = AsyncStream.makeStream(of: Void.self)
+        let token = EventLoop.shared.register(fd: readEnd, events: EventLoop.readable) { _ in
+            var byte: UInt8 = 0
+            _ = read(readEnd, &byte, 1)
+            continuation.yield()
+        }
+        var byte: UInt8 = 1
+        #expect(write(fds[1], &byte, 1) == 1)
+        for await _ in events { break }
+        stop.store(true, ordering: .relaxed)
+        await spinner.value
+        if let token { EventLoop.shared.deregister(fd: fds[0], token: token) }
+        close(fds[0])
+        close(fds[1])
+        #expect(token != nil)
+    }
+}
