@@ -421,9 +421,7 @@ actor Daemon {
                     identity: spec.identity, outputLimit: spec.outputLimit,
                     onOutput: { output in journal.output(output, run: run, limit: spec.outputLimit) },
                     onExit: { [weak self] termination in
-                        Task(executorPreference: EventLoop.shared) {
-                            await self?.handlerEnded(runID: run.id, termination: termination)
-                        }
+                        self?.onLoop { $0.handlerEnded(runID: run.id, termination: termination) }
                     })
                 active[run.id] = .command(process, killSignal: spec.killSignal)
                 return nil
@@ -452,6 +450,16 @@ actor Daemon {
             active[run.id] = .swift(task)
             return nil
         }
+    }
+
+    /// Runs `body` on the actor: at once when called from an fd handler of the event loop (a timer,
+    /// a process exit), which runs on the actor's thread between its jobs; else as a job there.
+    private nonisolated func onLoop(_ body: @escaping @Sendable (isolated Daemon) -> Void) {
+        guard EventLoop.shared.isCurrent else {
+            Task(executorPreference: EventLoop.shared) { await body(self) }
+            return
+        }
+        assumeIsolated { body($0) }
     }
 
     private func notifyWatches(_ event: SchedulerEvent) {
@@ -486,7 +494,7 @@ actor Daemon {
         timerDeadline = next
         if deadlineTimer == nil {
             deadlineTimer = DeadlineTimer { [weak self] in
-                Task(executorPreference: EventLoop.shared) { await self?.tick() }
+                self?.onLoop { $0.tick() }
             }
         }
         if let deadlineTimer {
