@@ -11,6 +11,9 @@
 //                                     prints each lateness
 //   floor timerfd N INTERVAL_MS       one timerfd armed N times: prints each overshoot
 //   floor kill-reap N                 a child ignoring SIGTERM in its own group: SIGKILL + waitpid
+//   floor deadline-reap N BUDGET_MS   taskd's whole job in C: posix_spawn "floor hang" in its own group,
+//                                     a timerfd at its budget's end, SIGKILL, poll its pidfd, waitpid:
+//                                     prints reaped - deadline
 //   floor load SOCK CLIENTS SECONDS REQ  CLIENTS threads on persistent connections send REQ\0 and
 //                                     read the reply, as fast as answered: prints the count
 //   floor accept-idle SOCK            blocks in accept(2) forever (the idle floor)
@@ -18,6 +21,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -26,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -264,6 +269,35 @@ static void kill_reap(int n) {
     }
 }
 
+static void deadline_reap(int n, int budget_ms, char *self) {
+    char *argv[] = {self, "hang", NULL};
+    for (int i = 0; i < n; i++) {
+        posix_spawnattr_t attributes;
+        posix_spawnattr_init(&attributes);
+        posix_spawnattr_setpgroup(&attributes, 0);
+        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+        pid_t child;
+        if (posix_spawn(&child, self, NULL, &attributes, argv, environ) != 0) die("posix_spawn");
+        posix_spawnattr_destroy(&attributes);
+        int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+        if (pidfd < 0) die("pidfd_open");
+        int64_t deadline = now_ns(CLOCK_MONOTONIC) + (int64_t)budget_ms * 1000000;
+        int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+        struct itimerspec its = {.it_value = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000}};
+        if (tfd < 0 || timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0) die("timerfd");
+        uint64_t expirations;
+        while (read(tfd, &expirations, 8) < 0 && errno == EINTR) {}
+        kill(-child, SIGKILL);
+        struct pollfd exited = {.fd = pidfd, .events = POLLIN};
+        while (poll(&exited, 1, -1) < 0 && errno == EINTR) {}
+        int64_t reaped = now_ns(CLOCK_MONOTONIC);
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {}
+        close(tfd);
+        close(pidfd);
+        printf("%lld\n", (long long)(reaped - deadline));
+    }
+}
+
 struct load_args {
     const char *sock, *request;
     int64_t until;
@@ -309,6 +343,7 @@ int main(int argc, char **argv) {
     else if (argc >= 4 && !strcmp(argv[1], "timers")) timers(atoi(argv[2]), atoi(argv[3]));
     else if (argc >= 4 && !strcmp(argv[1], "timerfd")) timerfd_overshoot(atoi(argv[2]), atoi(argv[3]));
     else if (argc >= 3 && !strcmp(argv[1], "kill-reap")) kill_reap(atoi(argv[2]));
+    else if (argc >= 4 && !strcmp(argv[1], "deadline-reap")) deadline_reap(atoi(argv[2]), atoi(argv[3]), argv[0]);
     else if (argc >= 6 && !strcmp(argv[1], "load")) load(argv[2], atoi(argv[3]), atof(argv[4]), argv[5]);
     else if (argc >= 3 && !strcmp(argv[1], "accept-idle")) {
         int lfd = listen_on(argv[2]);

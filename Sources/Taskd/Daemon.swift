@@ -39,6 +39,7 @@ actor Daemon {
     private var timerDeadline: UInt64?
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private var lastStatus = ""
+    private var statusPending = false
     private var recordRandom = SystemRandomNumberGenerator()
     private var watchdog: Task<Void, Never>?
     /// `AllowUsers=`/`AllowGroups=` of the configuration in effect.
@@ -484,7 +485,7 @@ actor Daemon {
         }
         if rearm { timer?.cancel() }
         armTimer()
-        updateStatus()
+        statusAfterTurn()
     }
 
     private func armTimer() {
@@ -512,6 +513,19 @@ actor Daemon {
                 do { try await Task.sleep(for: .microseconds(Int64(clamping: delay))) } catch { return }
             }
             await self?.tick()
+        }
+    }
+
+    /// Updates `STATUS=` once the loop's turn is over: a burst of changes sends one notification,
+    /// after the handlers the turn started.
+    private func statusAfterTurn() {
+        guard !statusPending else { return }
+        statusPending = true
+        EventLoop.shared.afterTurn { [weak self] in
+            self?.onLoop {
+                $0.statusPending = false
+                $0.updateStatus()
+            }
         }
     }
 
