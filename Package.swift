@@ -62,6 +62,6 @@ let package = Package(
         .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol"]),
         .testTarget(name: "TaskdIOTests", dependencies: ["TaskdIO"]),
         .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime"]),
-        .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdSystem"]),
+        .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdSystem", "TaskdIO"]),
     ] + fuzzTargets
 )

@@ -176,12 +176,11 @@ actor Daemon {
         }
         perform(actions)
         await store.waitDurable(ticket)
-        var runs = results.map { latest($0.run, disposition: $0.disposition) }
-        // A run that ended meanwhile is reported ended only once the history recording it is on disk.
-        while case let ended = Set(runs.filter(\.hasEnded).map(\.runId)), !ended.isEmpty {
-            await store.waitDurable(store.add([]))
-            runs = results.map { latest($0.run, disposition: $0.disposition) }
-            if Set(runs.filter(\.hasEnded).map(\.runId)) == ended { break }
+        // Each run as it is now. One that ended meanwhile is told as it was when acknowledged: its
+        // end is told (to a watcher) once the history recording it is on disk, which the reply
+        // does not wait for.
+        let runs = results.map { result in
+            RunInfo(scheduler.runs[result.run.id] ?? result.run, disposition: result.disposition)
         }
         return (runs, updates)
     }

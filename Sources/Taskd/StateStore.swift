@@ -9,9 +9,13 @@ import TaskdIO
 
 /// The state folder. Per task, `tasks/KIND:IDENTIFIER.json` (a `TaskRecord`), replaced atomically:
 /// temporary file, fsync, rename, fsync of the folder. And `wakes.log`, the acknowledged wakes not
-/// yet answered: one JSON line per record added or settled, appended and fdatasynced in batches
-/// (group commit), compacted when mostly settled. All file work happens on one serial queue, never
-/// on the cooperative pool. A failure is reported through `report` once per spell (priority 3,
+/// yet answered: one JSON line per record added or settled, appended in batches, compacted when
+/// mostly settled. An added wake is fdatasynced at the next batch (group commit; its reply waits
+/// for it). Task snapshots and settle lines are the lazy part: while wakes keep coming, they are
+/// written at most every `lazyInterval` (one history file rewrite, not one per batch), and settle
+/// lines are synced with the next added wake or barrier: a machine crash may replay an answered
+/// wake (delivery is at least once), never lose one. All file work happens on one serial queue,
+/// never on the cooperative pool. A failure is reported through `report` once per spell (priority 3,
 /// "error"), its end once (priority 5, "writable again"), and scheduling goes on in memory.
 final class StateStore: Sendable {
     let directory: String
@@ -22,19 +26,40 @@ final class StateStore: Sendable {
     private let snapshotsFailing = Mutex(false)
     private let report: @Sendable (_ priority: Int, _ message: String) -> Void
 
+    /// How long the lazy part may wait while wakes keep coming (µs).
+    static let lazyInterval: UInt64 = 10_000
+
     /// Work handed to the queue and not yet written.
     private struct Pending {
+        /// Lines of acknowledged wakes, written and synced by the next flush.
+        var added: [UInt8] = []
+        var addedRecords: [(id: String, line: [UInt8])] = []
+        /// Everything enqueued so far must be on disk after the next flush (`add([])`).
+        var barrier = false
+        // The lazy part.
         var snapshots: [TaskKey: [UInt8]] = [:]
         /// Snapshots to fsync (someone waits on them); the others are replaced atomically but left
         /// to the kernel, which keeps them across a crash of taskd, not of the machine.
         var synced: Set<TaskKey> = []
         var afterSnapshots: [@Sendable () -> Void] = []
-        var lines: [UInt8] = []
-        var records: [(id: String, line: [UInt8]?)] = []
+        var settled: [UInt8] = []
+        var settledIDs: [String] = []
         var sequence: UInt64 = 0
         var durable: UInt64 = 0
         var waiters: [(UInt64, CheckedContinuation<Void, Never>)] = []
         var scheduled = false
+        /// A flush is scheduled for when the lazy part is due.
+        var lazyScheduled = false
+        /// When the lazy part was last written (CLOCK_MONOTONIC µs).
+        var lazyWrittenAt: UInt64 = 0
+
+        var hasLazy: Bool { !snapshots.isEmpty || !settled.isEmpty }
+
+        /// Whether a flush at `now` writes the lazy part: someone waits on it, no wake does, or it is due.
+        func writesLazy(at now: UInt64) -> Bool {
+            barrier || !synced.isEmpty || !afterSnapshots.isEmpty || added.isEmpty
+                || now >= lazyWrittenAt &+ StateStore.lazyInterval
+        }
     }
 
     /// The open log and the records it holds that are not settled (for compaction).
@@ -45,6 +70,8 @@ final class StateStore: Sendable {
         /// The bytes of the live records, kept as they change (the compaction threshold).
         var liveBytes = 0
         var failing = false
+        /// Lines were written since the last fdatasync (settle lines alone).
+        var unsynced = false
 
         mutating func set(_ id: String, _ line: [UInt8]?) {
             liveBytes -= live[id]?.count ?? 0
@@ -169,6 +196,7 @@ final class StateStore: Sendable {
             if file.fd >= 0 { close(file.fd) }
             file.fd = open(logPath, O_WRONLY | O_APPEND | O_CLOEXEC)
             file.size = bytes.count
+            file.unsynced = false
             return file.fd < 0 ? "\(logPath): cannot open (\(String(cString: strerror(errno))))" : nil
         }
     }
@@ -176,13 +204,15 @@ final class StateStore: Sendable {
     // MARK: Writes
 
     /// Records acknowledged wakes; returns a ticket for `waitDurable`. Call before starting their runs,
-    /// so that a run that ends at once settles a record that is already in the log.
+    /// so that a run that ends at once settles a record that is already in the log. `add([])` is a
+    /// barrier: once its ticket is durable, everything enqueued before it is on disk.
     func add(_ records: [WakeRecord]) -> UInt64 {
         enqueue { p in
+            if records.isEmpty { p.barrier = true }
             for r in records {
                 let line = r.line
-                p.lines += line
-                p.records.append((r.id, line))
+                p.added += line
+                p.addedRecords.append((r.id, line))
             }
         }
     }
@@ -191,8 +221,8 @@ final class StateStore: Sendable {
     func settle(_ ids: [String]) {
         _ = enqueue { p in
             for id in ids {
-                p.lines += WakeRecord.settleLine(id)
-                p.records.append((id, nil))
+                p.settled += WakeRecord.settleLine(id)
+                p.settledIDs.append(id)
             }
         }
     }
@@ -209,7 +239,8 @@ final class StateStore: Sendable {
         }
     }
 
-    /// Returns once everything enqueued up to `ticket` has been written and synced.
+    /// Returns once the wakes added up to `ticket` are written and synced (with a barrier's ticket:
+    /// everything enqueued before it).
     func waitDurable(_ ticket: UInt64) async {
         await withCheckedContinuation { continuation in
             let done = pending.withLock { p -> Bool in
@@ -234,18 +265,36 @@ final class StateStore: Sendable {
         return ticket
     }
 
-    /// Writes everything pending: task snapshots first, then the log lines (so a wake is settled
-    /// on disk only after the history that records its run), then wakes the waiters.
+    /// Writes the added wakes and, when `writesLazy`, the lazy part: task snapshots before settle
+    /// lines (a wake is settled on disk only after the history that records its run); syncs the log
+    /// if a wake was added or a barrier asked; then wakes the waiters.
     private func flush() {
-        let batch = pending.withLock { p -> Pending in
-            let batch = p
-            p.snapshots = [:]
-            p.synced = []
-            p.afterSnapshots = []
-            p.lines = []
-            p.records = []
+        let now = DeadlineTimer.now()
+        let (batch, lazyDue) = pending.withLock { p -> (Pending, UInt64?) in
+            var batch = Pending()
+            if p.writesLazy(at: now) {
+                swap(&batch.snapshots, &p.snapshots)
+                swap(&batch.synced, &p.synced)
+                swap(&batch.afterSnapshots, &p.afterSnapshots)
+                swap(&batch.settled, &p.settled)
+                swap(&batch.settledIDs, &p.settledIDs)
+                p.lazyWrittenAt = now
+            }
+            swap(&batch.added, &p.added)
+            swap(&batch.addedRecords, &p.addedRecords)
+            swap(&batch.barrier, &p.barrier)
+            batch.sequence = p.sequence
             p.scheduled = false
-            return batch
+            guard p.hasLazy, !p.lazyScheduled else { return (batch, nil) }
+            p.lazyScheduled = true
+            return (batch, p.lazyWrittenAt &+ Self.lazyInterval)
+        }
+        if let lazyDue {
+            let delay = lazyDue > now ? lazyDue - now : 0
+            queue.asyncAfter(deadline: .now() + .microseconds(Int(delay))) {
+                self.pending.withLock { $0.lazyScheduled = false }
+                self.flush()
+            }
         }
         if !batch.snapshots.isEmpty {
             var failures: [String] = []
@@ -269,7 +318,7 @@ final class StateStore: Sendable {
             }
         }
         batch.afterSnapshots.forEach { $0() }
-        if !batch.lines.isEmpty { appendLines(batch) }
+        if !batch.added.isEmpty || !batch.settled.isEmpty || batch.barrier { appendLines(batch) }
         let ready = pending.withLock { p -> [CheckedContinuation<Void, Never>] in
             p.durable = batch.sequence
             let ready = p.waiters.filter { $0.0 <= batch.sequence }.map(\.1)
@@ -281,10 +330,16 @@ final class StateStore: Sendable {
 
     private func appendLines(_ batch: Pending) {
         let needsCompaction = log.withLock { file -> Bool in
-            for (id, line) in batch.records { file.set(id, line) }
-            let written = file.fd >= 0 && FileIO.writeAll(file.fd, batch.lines) && fdatasync(file.fd) == 0
+            for (id, line) in batch.addedRecords { file.set(id, line) }
+            for id in batch.settledIDs { file.set(id, nil) }
+            let lines = batch.added + batch.settled
+            let sync = !batch.added.isEmpty || batch.barrier
+            guard !lines.isEmpty || (sync && file.unsynced) else { return false }
+            var written = file.fd >= 0 && FileIO.writeAll(file.fd, lines)
+            if written && sync { written = fdatasync(file.fd) == 0 }
             if written {
-                file.size += batch.lines.count
+                file.unsynced = !sync
+                file.size += lines.count
                 if file.failing { report(5, "\(logPath): writable again") }
                 file.failing = false
             } else if !file.failing {

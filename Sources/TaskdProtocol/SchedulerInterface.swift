@@ -97,8 +97,9 @@ public enum SchedulerInterface {
         # behind or replaces the run in progress, by the task's Overlap= policy. The id is SwiftUI's task(id:):
         # the same id as the run in progress joins it, another id cancels it (superseded) and starts anew.
         # The payload reaches the handler (a command reads it on standard input). The reply comes once the
-        # wake is on disk: an acknowledged wake runs even if taskd crashes first. With "more": true a reply
-        # follows every state change until all runs have ended.
+        # wake is on disk: an acknowledged wake runs even if taskd crashes first. It tells each run as it is
+        # then, but an end only once the history holding it is on disk (a run that ended meanwhile is told
+        # as acknowledged). With "more": true a reply follows every state change until all runs have ended.
         method Wake(target: string, id: ?string, payload: ?object) -> (runs: []RunInfo)
 
         # Every task, sorted by name.

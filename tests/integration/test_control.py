@@ -105,6 +105,20 @@ def test_wake_with_more_streams_each_state_until_the_end(daemon):
     assert [bool(r.get("continues")) for r in replies] == [True, False]
 
 
+def test_a_wake_reply_tells_an_end_only_once_the_history_holding_it_is_on_disk(daemon):
+    # /bin/echo ends before its wake's fdatasync is done: the first reply still tells the run as
+    # acknowledged, and the end comes next, once the task's history file holds it.
+    history = daemon.state / "tasks" / "appRefresh:hello.json"
+    for _ in range(20):
+        replies = daemon.call("io.taskd.Scheduler.Wake", {"target": "hello"}, more=True)
+        first, last = replies[0]["parameters"]["runs"][0], replies[-1]["parameters"]["runs"][0]
+        on_disk = [r["runId"] for r in json.loads(history.read_text())["history"]]
+        assert first["state"] in ("queued", "waiting", "running"), replies
+        assert last["state"] == "completed" and last["runId"] in on_disk, (replies, on_disk)
+        plain = daemon.call("io.taskd.Scheduler.Wake", {"target": "hello"})[0]["parameters"]["runs"][0]
+        assert plain["state"] in ("queued", "waiting", "running"), plain
+
+
 @pytest.mark.skipif(not VARLINK_CALL.exists(), reason="shared/tools/varlink-call is not beside the repo")
 def test_the_reference_varlink_client_parses_the_idl_and_calls_methods(daemon):
     out = subprocess.run([str(VARLINK_CALL), daemon.socket], capture_output=True, text=True, timeout=300)
