@@ -8,6 +8,8 @@ import Taskd
 // test_faults.py). taskd must report each and keep serving everyone else.
 //   stubborn   never checks cancellation: blocks its cooperative thread for 6 s (budget 1 s, grace 0.5 s),
 //              so it is abandoned at its budget's end and its late return is ignored
+//   slowCancel its onCancel blocks its thread for 3 s (budget 1 s, grace 0.5 s): taskd must not be the
+//              thread it blocks
 //   thrower    throws an error of its own
 //   fine       returns at once (the bystander)
 
@@ -18,6 +20,13 @@ struct Broken: Error, CustomStringConvertible {
 await TaskDaemon(name: "taskd-faults")
     .backgroundTask(.processing("stubborn"), budget: .seconds(1), cancelGrace: .milliseconds(500)) { _ in
         for _ in 0..<60 { usleep(100_000) }  // ignores cancellation, and blocks a pool thread
+    }
+    .backgroundTask(.processing("slowCancel"), budget: .seconds(1), cancelGrace: .milliseconds(500)) { _ in
+        await withTaskCancellationHandler {
+            try? await Task.sleep(for: .seconds(10))
+        } onCancel: {
+            for _ in 0..<30 { usleep(100_000) }
+        }
     }
     .backgroundTask(.processing("thrower")) { _ in throw Broken() }
     .backgroundTask(.appRefresh("fine")) { _ in }

@@ -1,3 +1,4 @@
+@preconcurrency import Dispatch
 import TaskRuntime
 import TaskScheduling
 import TaskdConfig
@@ -347,14 +348,15 @@ actor Daemon {
             case .cancel(let run):
                 switch active[run.id] {
                 case .command(let process, let killSignal)?: process.signalGroup(killSignal)
-                case .swift(let task)?: task.cancel()
+                case .swift(let task)?: Self.cancelOffLoop(task)
                 case nil: break
                 }
             case .kill(let run):
                 switch active[run.id] {
                 case .command(let process, _)?: process.signalGroup(SIGKILL)
-                case .swift(let task)?:
-                    task.cancel()
+                case .swift?:
+                    // Abandoned: it was cancelled at `.cancel` (a second cancel would wait on the
+                    // first, and take another thread, while the handler's onCancel runs).
                     active[run.id] = nil
                 case nil: break
                 }
@@ -450,6 +452,18 @@ actor Daemon {
             active[run.id] = .swift(task)
             return nil
         }
+    }
+
+    /// Cancels Swift handlers: an overcommitting concurrent queue, whose threads are outside the
+    /// cooperative pool and added when one is blocked.
+    private static let cancelling = DispatchQueue(label: "taskd.cancel", attributes: .concurrent)
+
+    /// Cancels a Swift handler on `cancelling`: cancelling runs the handler's `onCancel` code on the
+    /// cancelling thread, and while it runs the handler's task waits for it too (the runtime's
+    /// cancellation lock). A slow `onCancel` must hold up neither the event loop nor a second
+    /// thread of the two-thread cooperative pool.
+    private static func cancelOffLoop(_ task: Task<Void, Never>) {
+        cancelling.async { task.cancel() }
     }
 
     /// Runs `body` on the actor: at once when called from an fd handler of the event loop (a timer,

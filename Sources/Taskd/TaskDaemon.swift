@@ -32,9 +32,9 @@ public struct TaskDaemon: Sendable {
 
     /// Registers `action` for `task`; a run starts on a wake that targets it or on its timers, and
     /// is cancelled (Swift task cancellation) `cancelGrace` before `budget` ends. `action` runs on
-    /// the global concurrent executor; an `onCancel` handler runs on taskd's event loop, so it must
-    /// not block. A file `tasks.d/IDENTIFIER.task` without `ExecStart=` may set its budget, timers
-    /// and policies instead.
+    /// the global concurrent executor; an `onCancel` handler on a thread of taskd's cancel queue,
+    /// outside the cooperative pool. A file `tasks.d/IDENTIFIER.task` without `ExecStart=` may set
+    /// its budget, timers and policies instead.
     public func backgroundTask(
         _ task: BackgroundTask<Void, Void>, description: String = "", budget: Duration? = nil,
         cancelGrace: Duration? = nil, onStartup: Duration? = nil, every interval: Duration? = nil,

@@ -60,6 +60,22 @@ def test_a_swift_handler_that_ignores_cancellation_is_abandoned_and_taskd_serves
     assert d.proc.poll() is None
 
 
+def test_an_oncancel_that_blocks_does_not_hold_up_taskd(daemon_factory):
+    d = daemon_factory({}, binary=FAULTS).start()
+    t0 = time.monotonic()
+    run_id = json.loads(d.taskctl("wake", "slowCancel", "--json").stdout)[0]["runId"]
+    # Cancelled 0.5 s in, its onCancel blocks a thread for 3 s: requests and runs go on meanwhile.
+    wait_for(lambda: [e for e in journal(TASK_RUN_ID=run_id) if "cancellation signalled" in e["MESSAGE"]],
+             what="the run's cancellation")
+    for _ in range(3):
+        assert d.taskctl("wake", "fine", "--wait", timeout=10).returncode == 0
+    assert d.taskctl("list", timeout=10).returncode == 0
+    assert time.monotonic() - t0 < 2.5, "requests waited for the blocked onCancel"
+    end = ended(run_id)
+    assert end["TASK_OUTCOME"] == "killed", end
+    assert d.proc.poll() is None
+
+
 def test_a_swift_handler_that_throws_fails_with_its_error(daemon_factory):
     d = daemon_factory({}, binary=FAULTS).start()
     r = d.taskctl("wake", "thrower", "--wait", "--json")
