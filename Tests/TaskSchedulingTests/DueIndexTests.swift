@@ -45,6 +45,27 @@ struct DueIndexTests {
         #expect(s.tasks.count == 1)
     }
 
+    @Test("a copy of the table keeps its states when the original changes (boxes are copied on write)")
+    func copyOnWrite() {
+        let start = ManualClock().now
+        var s = Scheduler(
+            definitions: [commandTask("a", onStartup: [10]), commandTask("b", onStartup: [5])], startedAt: start,
+            random: SeededRandom(seed: 1))
+        let a = TaskKey(kind: "appRefresh", identifier: "a")
+        let b = TaskKey(kind: "appRefresh", identifier: "b")
+        let before = s.tasks
+        s.tasks[a]!.queue.append("r1")
+        s.tasks[b] = nil
+        #expect(before[a]?.queue == [] && before[b] != nil && before.count == 2)
+        #expect(s.tasks[a]?.queue == ["r1"] && s.tasks[b] == nil && s.tasks.count == 1)
+        #expect(before != s.tasks)
+        var copy = s.tasks
+        #expect(copy == s.tasks)
+        copy[a]!.queue.append("r2")
+        #expect(s.tasks[a]?.queue == ["r1"] && copy[a]?.queue == ["r1", "r2"])
+        #expect(before.nextDue?.key == b && s.tasks.nextDue?.key == a)
+    }
+
     /// 10,000 timers fire once each, in time order, each at its own instant.
     @Test("10,000 start-up timers each fire once, at their instant, in order")
     func manyTimers() {
