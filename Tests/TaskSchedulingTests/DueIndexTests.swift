@@ -27,14 +27,21 @@ struct DueIndexTests {
         }
     }
 
+    static let a = TaskKey(kind: "appRefresh", identifier: "a")
+    static let b = TaskKey(kind: "appRefresh", identifier: "b")
+
+    /// A scheduler with tasks a and b, due 10 s and 5 s after `start`.
+    static func twoTasks(_ start: ClockReading) -> Scheduler {
+        Scheduler(
+            definitions: [commandTask("a", onStartup: [10]), commandTask("b", onStartup: [5])], startedAt: start,
+            random: SeededRandom(seed: 1))
+    }
+
     @Test("changes through the table's subscript re-index the task; removal drops it")
     func tableReindexes() {
         let start = ManualClock().now
-        var s = Scheduler(
-            definitions: [commandTask("a", onStartup: [10]), commandTask("b", onStartup: [5])], startedAt: start,
-            random: SeededRandom(seed: 1))
-        let a = TaskKey(kind: "appRefresh", identifier: "a")
-        let b = TaskKey(kind: "appRefresh", identifier: "b")
+        var s = Self.twoTasks(start)
+        let (a, b) = (Self.a, Self.b)
         #expect(s.tasks.nextDue?.key == b)
         #expect(s.nextDeadline == start.monotonic + 5_000_000)
         s.tasks[b]!.pendingStartup = [start.monotonic + 20_000_000]
@@ -47,12 +54,8 @@ struct DueIndexTests {
 
     @Test("a copy of the table keeps its states when the original changes (boxes are copied on write)")
     func copyOnWrite() {
-        let start = ManualClock().now
-        var s = Scheduler(
-            definitions: [commandTask("a", onStartup: [10]), commandTask("b", onStartup: [5])], startedAt: start,
-            random: SeededRandom(seed: 1))
-        let a = TaskKey(kind: "appRefresh", identifier: "a")
-        let b = TaskKey(kind: "appRefresh", identifier: "b")
+        var s = Self.twoTasks(ManualClock().now)
+        let (a, b) = (Self.a, Self.b)
         let before = s.tasks
         s.tasks[a]!.queue.append("r1")
         s.tasks[b] = nil
