@@ -396,9 +396,7 @@ actor Daemon {
                 store.save(key, record, sync: false)
                 continue
             }
-            store.save(key, record) { [weak self] in
-                Task(executorPreference: EventLoop.shared) { await self?.deliverEnded(watched) }
-            }
+            store.save(key, record) { [weak self] in self?.onLoop { $0.deliverEnded(watched) } }
         }
         dirty.removeAll()
         endedAwaitingDisk.removeAll()

@@ -57,6 +57,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         var tokens = [UInt64](repeating: 0, count: 64)
         var events = [UInt32](repeating: 0, count: 64)
         var batch: [UnownedJob] = []
+        var later: [@Sendable () -> Void] = []
         while true {
             let pending = jobs.withLock { !$0.isEmpty }
             let n = taskd_epoll_wait(epfd, &tokens, &events, 64, pending ? 0 : -1)
@@ -79,7 +80,9 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
                 }
                 batch.removeAll(keepingCapacity: true)
             }
-            for body in deferred.withLock({ $0.isEmpty ? [] : $0.removeAllReturning() }) { body() }
+            deferred.withLock { swap(&$0, &later) }
+            for body in later { body() }
+            later.removeAll(keepingCapacity: true)
         }
     }
 
@@ -136,14 +139,5 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
 
     public func checkIsolated() {
         precondition(isCurrent, "expected to run on taskd's event loop thread")
-    }
-}
-
-extension Array {
-    /// Empties the array and returns what it held.
-    fileprivate mutating func removeAllReturning() -> [Element] {
-        var taken: [Element] = []
-        swap(&self, &taken)
-        return taken
     }
 }
