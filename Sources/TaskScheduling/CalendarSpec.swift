@@ -4,15 +4,15 @@
 public struct CalendarSpec: Hashable, Sendable, CustomStringConvertible {
     /// Weekday bits, Monday = bit 0; nil for every day.
     public var weekdays: Int?
-    public var year: [CalendarComponent]?
-    public var month: [CalendarComponent]?
-    public var day: [CalendarComponent]?
+    public var year: CalendarChain?
+    public var month: CalendarChain?
+    public var day: CalendarChain?
     /// `~`: days count back from the end of the month.
     public var endOfMonth = false
-    public var hour: [CalendarComponent]?
-    public var minute: [CalendarComponent]?
+    public var hour: CalendarChain?
+    public var minute: CalendarChain?
     /// Seconds, in microseconds.
-    public var second: [CalendarComponent]?
+    public var second: CalendarChain?
     public var utc = false
     /// An IANA time zone name, when the expression ends with one.
     public var timeZone: String?
@@ -72,7 +72,7 @@ public struct CalendarSpec: Hashable, Sendable, CustomStringConvertible {
         return out
     }
 
-    static func format(_ chain: [CalendarComponent]?, width: Int, usec: Bool = false) -> String {
+    static func format(_ chain: CalendarChain?, width: Int, usec: Bool = false) -> String {
         guard let chain else { return "*" }
         let d = usec ? usecPerSecond : 1
         if usec, chain.count == 1, chain[0].start == 0, chain[0].repeat == usecPerSecond, chain[0].stop < 0 {

@@ -168,7 +168,7 @@ enum CalendarSpecParser {
 
     static func parseTime(_ s: [UInt8], _ p: inout Int, _ spec: inout CalendarSpec) throws {
         var t = p
-        let zero = [CalendarComponent(start: 0)]
+        let zero: CalendarChain = [CalendarComponent(start: 0)]
         if t == s.count {
             spec.hour = zero
             spec.minute = zero
@@ -179,7 +179,7 @@ enum CalendarSpecParser {
         guard t < s.count, s[t] == UInt8(ascii: ":") else { throw Failure(reason: "expected ':' at '\(rest(s, t))'") }
         t += 1
         let m = try parseChain(s, &t, usec: false)
-        var sec = zero as [CalendarComponent]?
+        var sec: CalendarChain? = zero
         if t < s.count {
             guard s[t] == UInt8(ascii: ":") else { throw Failure(reason: "expected ':' at '\(rest(s, t))'") }
             t += 1
@@ -192,7 +192,7 @@ enum CalendarSpecParser {
         spec.second = sec
     }
 
-    static func parseChain(_ s: [UInt8], _ p: inout Int, usec: Bool) throws -> [CalendarComponent]? {
+    static func parseChain(_ s: [UInt8], _ p: inout Int, usec: Bool) throws -> CalendarChain? {
         if p < s.count, s[p] == UInt8(ascii: "*") {
             p += 1
             return usec ? [CalendarComponent(start: 0, repeat: CalendarSpec.usecPerSecond)] : nil
@@ -204,7 +204,7 @@ enum CalendarSpecParser {
             guard p < s.count, s[p] == UInt8(ascii: ",") else { break }
             p += 1
         }
-        return chain
+        return CalendarChain(chain)
     }
 
     static func parseComponent(_ s: [UInt8], _ p: inout Int, usec: Bool) throws -> CalendarComponent {
@@ -287,7 +287,7 @@ enum CalendarSpecParser {
         }
         if let w = spec.weekdays, w <= 0 || w >= 127 { spec.weekdays = nil }
         if spec.endOfMonth && spec.day == nil { spec.endOfMonth = false }
-        spec.year = spec.year.map { $0.map(fixYear) }
+        spec.year = spec.year.map { CalendarChain($0.map(fixYear)) }
         spec.year = normalizeChain(spec.year)
         spec.month = normalizeChain(spec.month)
         spec.day = normalizeChain(spec.day)
@@ -301,8 +301,9 @@ enum CalendarSpecParser {
         return CalendarComponent(start: fix(c.start), stop: c.stop >= 0 ? fix(c.stop) : c.stop, repeat: c.repeat)
     }
 
-    static func normalizeChain(_ chain: [CalendarComponent]?) -> [CalendarComponent]? {
-        guard var chain else { return nil }
+    static func normalizeChain(_ field: CalendarChain?) -> CalendarChain? {
+        guard let field else { return nil }
+        var chain = Array(field)
         for i in chain.indices {
             let c = chain[i]
             // The range's length becomes a multiple of the repetition.
@@ -316,11 +317,11 @@ enum CalendarSpecParser {
         }
         var unique: [CalendarComponent] = []
         for c in chain.sorted() where unique.last != c { unique.append(c) }
-        return unique
+        return CalendarChain(unique)
     }
 
     static func invalidity(_ spec: CalendarSpec) -> String? {
-        func check(_ chain: [CalendarComponent]?, _ name: String, _ from: Int, _ to: Int, endOfMonth: Bool = false)
+        func check(_ chain: CalendarChain?, _ name: String, _ from: Int, _ to: Int, endOfMonth: Bool = false)
             -> String?
         {
             let top = endOfMonth ? to - 3 : to

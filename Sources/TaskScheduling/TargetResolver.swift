@@ -4,13 +4,20 @@
 /// every task of kind `appRefresh` otherwise.
 public struct TargetResolver: Sendable {
     public private(set) var keys: [TaskKey]
-    private var byIdentifier: [String: [TaskKey]] = [:]
+    /// Each identifier's task, as its index in `keys` (no array per task: 10,000 tasks, 10,000 arrays).
+    private var byIdentifier: [String: Int] = [:]
+    /// The identifiers several kinds share, with all their tasks.
+    private var shared: [String: [TaskKey]] = [:]
     private var byKind: [String: [TaskKey]] = [:]
 
     public init(keys: some Sequence<TaskKey>) {
         self.keys = keys.sorted()
-        for key in self.keys {
-            byIdentifier[key.identifier, default: []].append(key)
+        for (i, key) in self.keys.enumerated() {
+            if let first = byIdentifier[key.identifier] {
+                shared[key.identifier, default: [self.keys[first]]].append(key)
+            } else {
+                byIdentifier[key.identifier] = i
+            }
             byKind[key.kind, default: []].append(key)
         }
     }
@@ -35,8 +42,13 @@ public struct TargetResolver: Sendable {
         if let colon = target.firstIndex(of: ":") {
             let kind = String(target[..<colon])
             let identifier = String(target[target.index(after: colon)...])
-            return (byIdentifier[identifier] ?? []).filter { $0.kind == kind }
+            return tasks(named: identifier).filter { $0.kind == kind }
         }
-        return byIdentifier[target] ?? byKind[target] ?? []
+        let named = tasks(named: target)
+        return named.isEmpty ? byKind[target] ?? [] : named
+    }
+
+    private func tasks(named identifier: String) -> [TaskKey] {
+        shared[identifier] ?? byIdentifier[identifier].map { [keys[$0]] } ?? []
     }
 }

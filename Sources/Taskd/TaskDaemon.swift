@@ -127,7 +127,7 @@ public struct TaskDaemon: Sendable {
         let configDirectory = options.configDirectory ?? DefaultPaths.configDirectory
         let config = ConfigLoader.load(directory: configDirectory, swiftTasks: registrations.map(\.definition))
         if options.checkConfig { return checkConfig(config, directory: configDirectory) }
-        return await serve(config: config, options: options, configDirectory: configDirectory)
+        return await serve(config: consume config, options: options, configDirectory: configDirectory)
     }
 
     private func checkConfig(_ config: LoadedConfig, directory: String) -> Int32 {
@@ -141,7 +141,11 @@ public struct TaskDaemon: Sendable {
         return valid ? 0 : 1
     }
 
-    private func serve(config: LoadedConfig, options: DaemonOptions, configDirectory: String) async -> Int32 {
+    /// Serves until SIGTERM or SIGINT. `config` is consumed: once the daemon holds its tasks, the
+    /// loaded copy is dropped rather than kept alive by this frame for the daemon's whole life.
+    private func serve(config: consuming LoadedConfig, options: DaemonOptions, configDirectory: String) async
+        -> Int32
+    {
         let log = QueuedLogBackend(base: JournalLogBackend(identifier: "taskd"))
         let journal = EventJournal(backend: log)
         defer { log.flush() }
@@ -184,8 +188,10 @@ public struct TaskDaemon: Sendable {
         let (wakes, logProblems) = await store.loadWakes()
         for problem in problems + logProblems { journal.daemon(.stateError, 4, problem) }
         let swiftTasks = registrations.map(\.definition)
+        let example = config.tasks.first?.key.identifier
         let daemon = Daemon(
-            config: config, handlers: handlers, journal: journal, notifier: notifier, stateDirectory: stateDirectory,
+            config: consume config, handlers: handlers, journal: journal, notifier: notifier,
+            stateDirectory: stateDirectory,
             store: store, records: records,
             loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks) })
         let service = ControlService(daemon: daemon, journal: journal)
@@ -212,7 +218,7 @@ public struct TaskDaemon: Sendable {
         notifier.notify("READY=1\nMAINPID=\(getpid())")
         if let interval = notifier.watchdogPetInterval { await daemon.startWatchdog(every: interval) }
         if getenv("NOTIFY_SOCKET") == nil {
-            printHint(socketPath: server.path, example: config.tasks.first?.key.identifier)
+            printHint(socketPath: server.path, example: example)
         }
         for await number in signals.signals {
             if number == SIGHUP {

@@ -50,6 +50,18 @@ struct TargetResolverTests {
         }
     }
 
+    @Test("a name shared by three kinds resolves to all three, and kind:identifier to one of them")
+    func sharedByThree() throws {
+        let r = TargetResolver(keys: [
+            TaskKey(kind: "a", identifier: "x"), TaskKey(kind: "b", identifier: "x"),
+            TaskKey(kind: "c", identifier: "x"), TaskKey(kind: "c", identifier: "y"),
+        ])
+        #expect(throws: TargetError.ambiguous(target: "x", matches: ["a:x", "b:x", "c:x"])) { try r.resolve("x") }
+        #expect(try r.resolve("c:x") == [TaskKey(kind: "c", identifier: "x")])
+        #expect(try r.resolve("y") == [TaskKey(kind: "c", identifier: "y")])
+        #expect(try r.resolve("c").map(\.identifier) == ["x", "y"])
+    }
+
     @Test("status needs exactly one task")
     func one() throws {
         #expect(try resolver.resolveOne("weather").identifier == "weather")
