@@ -233,6 +233,9 @@ public struct TaskDaemon: Sendable {
         server.stop()
         acceptor.cancel()
         journal.daemon(.daemonStopping, 5, "taskd stopped")
+        // The last notifications (STOPPING=1) go out before the process ends; a manager that does
+        // not read them within a second does not keep taskd from exiting.
+        await Thread.run { notifier.flush(waitingAtMost: 1) }
         return 0
     }
 

@@ -209,6 +209,38 @@ def test_ready_status_and_stopping_reach_a_notify_socket(daemon_factory, tmp_pat
     assert d.proc.wait(timeout=10) == 0
 
 
+def test_a_manager_that_stops_reading_notifications_stalls_nothing(daemon_factory, tmp_path):
+    # sd_notify blocks once the manager's socket holds 10 unread datagrams; taskd must keep serving
+    # (it once hung in the middle of the sixth wake here) and must still stop on SIGTERM.
+    path = tmp_path / "notify.sock"
+    listener = notify_listener(path)
+    d = daemon_factory({"hello.task": task("/bin/true")})
+    d.env["NOTIFY_SOCKET"] = str(path)
+    d.env["WATCHDOG_USEC"] = "100000"  # a ping every 50 ms as well
+    d.start(wait=False)
+    receive_notifications(listener, "READY=1")
+    for _ in range(30):  # never read again: each wake changes STATUS= several times
+        r = d.taskctl("wake", "hello", "--wait", timeout=10)
+        assert r.returncode == 0, r.stderr
+    # The manager catches up: the 10 datagrams its socket held, then taskd's backlog, coalesced to
+    # the latest status and one ping; the latest status tells the truth.
+    caught_up = []
+    deadline = time.monotonic() + 0.5  # pings keep coming: read for a while, not until silence
+    while (left := deadline - time.monotonic()) > 0:
+        listener.settimeout(left)
+        try:
+            caught_up.append(listener.recv(4096).decode())
+        except socket.timeout:
+            break
+    changes = [m for m in caught_up if m != "WATCHDOG=1"]
+    assert 8 <= len(changes) <= 12, caught_up
+    assert [m for m in changes if m.startswith("STATUS=")][-1] == "STATUS=Idle", caught_up
+    listener.settimeout(10)
+    d.proc.send_signal(signal.SIGTERM)
+    assert any("STOPPING=1" in m for m in receive_notifications(listener, "STOPPING=1"))
+    assert d.proc.wait(timeout=10) == 0
+
+
 @pytest.mark.skipif(shutil.which("systemd-socket-activate") is None, reason="systemd-socket-activate is not installed")
 def test_socket_activation_serves_a_taskctl_wake(daemon_factory, tmp_path):
     d = daemon_factory({"hello.task": task("/bin/echo activated")},
