@@ -10,17 +10,27 @@ import TaskScheduling
 enum HandlerEnvironment {
     static let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+    /// taskd's own `HOME`/`USER`/`LOGNAME`/`SHELL`, looked up once: a passwd lookup per run would
+    /// be an NSS call (files, or sssd and LDAP over the network) on the event loop.
+    static let ownUser: [String] = {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        guard getpwuid_r(geteuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil else { return [] }
+        let user = String(cString: entry.pw_name)
+        return [
+            "HOME=\(String(cString: entry.pw_dir))", "USER=\(user)", "LOGNAME=\(user)",
+            "SHELL=\(String(cString: entry.pw_shell))",
+        ]
+    }()
+
     static func build(run: Run, spec: CommandSpec, stateDirectory: String) -> [String] {
         var assignments = ["PATH=\(path)"]
         if let user = spec.identity.userName {
             assignments += ["HOME=\(spec.identity.home ?? "/")", "USER=\(user)", "LOGNAME=\(user)"]
             if let shell = spec.identity.shell { assignments.append("SHELL=\(shell)") }
-        } else if let pw = getpwuid(geteuid()) {
-            let user = String(cString: pw.pointee.pw_name)
-            assignments += [
-                "HOME=\(String(cString: pw.pointee.pw_dir))", "USER=\(user)", "LOGNAME=\(user)",
-                "SHELL=\(String(cString: pw.pointee.pw_shell))",
-            ]
+        } else {
+            assignments += ownUser
         }
         assignments += [
             "STATE_DIRECTORY=\(stateDirectory)",

@@ -184,6 +184,8 @@ public struct TaskDaemon: Sendable {
         let store = StateStore(directory: stateDirectory) { priority, problem in
             journal.daemon(.stateError, priority, problem)
         }
+        // A passwd lookup may block (NSS): done here, on a thread of its own, not by the first run.
+        _ = await Thread.run { HandlerEnvironment.ownUser }
         let (records, problems) = await store.loadTasks(config.tasks.map(\.key))
         let (wakes, logProblems) = await store.loadWakes()
         for problem in problems + logProblems { journal.daemon(.stateError, 4, problem) }

@@ -1,6 +1,7 @@
 """Runs end to end: wake → handler → outcome, budgets and cancellation, all read back from journald."""
 import json
 import os
+import pwd
 import signal
 import time
 
@@ -64,6 +65,8 @@ def test_the_handler_environment_is_built_from_scratch(daemon_factory):
     assert int(env["TASKD_DEADLINE_USEC"]) == run["startedUSec"] + 7_000_000
     assert env["STATE_DIRECTORY"] == str(d.state)
     assert "LEAKY_SECRET" not in env and "NOTIFY_SOCKET" not in env
+    me = pwd.getpwuid(os.geteuid())  # without User=, taskd's own account
+    assert (env["USER"], env["LOGNAME"], env["HOME"], env["SHELL"]) == (me.pw_name, me.pw_name, me.pw_dir, me.pw_shell)
 
 
 def test_a_command_that_traps_sigterm_is_killed_at_the_budget_end_with_its_whole_group(daemon_factory, tmp_path):
