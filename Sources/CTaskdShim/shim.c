@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <malloc.h>
 #include "CTaskdShim.h"
 #include <spawn.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 int taskd_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
 int taskd_set_child_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
+int taskd_malloc_trim(void) { return malloc_trim(0); }
 
 int taskd_memfd_create(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
 

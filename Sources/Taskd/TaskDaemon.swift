@@ -1,3 +1,4 @@
+import CTaskdShim
 import TaskRuntime
 @_exported import TaskScheduling
 import TaskdConfig
@@ -125,6 +126,9 @@ public struct TaskDaemon: Sendable {
             return 0
         }
         let configDirectory = options.configDirectory ?? DefaultPaths.configDirectory
+        // Loaded on this thread, before anything else runs: with a hop to another thread, the daemon's
+        // states were allocated in another malloc arena than the parse's garbage, and RSS with
+        // 10,000 tasks was 1.6–2.6 MiB higher (measured).
         let config = ConfigLoader.load(directory: configDirectory, swiftTasks: registrations.map(\.definition))
         if options.checkConfig { return checkConfig(config, directory: configDirectory) }
         return await serve(config: consume config, options: options, configDirectory: configDirectory)
@@ -184,9 +188,8 @@ public struct TaskDaemon: Sendable {
         let store = StateStore(directory: stateDirectory) { priority, problem in
             journal.daemon(.stateError, priority, problem)
         }
-        // A passwd lookup may block (NSS): done at start-up, as the configuration's own lookups are,
-        // not by the first run on the event loop. (Hopping to another thread for it cost 2.6 MiB of
-        // RSS with 10,000 tasks, measured; likely the states then went to another malloc arena.)
+        // A passwd lookup may block (NSS): done at start-up, on this thread as the configuration's own
+        // lookups are (see `run(arguments:)`), not by the first run on the event loop.
         _ = HandlerEnvironment.ownUser
         let (records, problems) = await store.loadTasks(config.tasks.map(\.key))
         let (wakes, logProblems) = await store.loadWakes()
@@ -198,6 +201,8 @@ public struct TaskDaemon: Sendable {
             stateDirectory: stateDirectory,
             store: store, records: records,
             loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks) })
+        // The parsed files are garbage now: give their pages back (0.8 MiB with 10,000 tasks).
+        _ = taskd_malloc_trim()
         let service = ControlService(daemon: daemon, journal: journal)
 
         let clockWatcher = ClockChangeWatcher(

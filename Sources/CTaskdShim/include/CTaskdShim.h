@@ -6,6 +6,8 @@
 int taskd_pidfd_open(pid_t pid);
 /// prctl(PR_SET_CHILD_SUBREAPER, 1); 0 or -1 with errno.
 int taskd_set_child_subreaper(void);
+/// malloc_trim(0): returns free heap pages to the kernel; 1 if any were released.
+int taskd_malloc_trim(void);
 /// memfd_create(2) with MFD_CLOEXEC; the fd or -1 with errno.
 int taskd_memfd_create(const char *name);
 /// accept4(2) with SOCK_CLOEXEC | SOCK_NONBLOCK.
