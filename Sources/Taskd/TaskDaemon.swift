@@ -226,7 +226,7 @@ public struct TaskDaemon: Sendable {
             [("TASKD_SOCKET", server.path), ("TASKD_TASK_COUNT", String(taskCount))])
         notifier.notify("READY=1\nMAINPID=\(getpid())")
         if let interval = notifier.watchdogPetInterval { await daemon.startWatchdog(every: interval) }
-        if getenv("NOTIFY_SOCKET") == nil {
+        if !notifier.hasManager {
             printHint(socketPath: server.path, example: example)
         }
         for await number in signals.signals {

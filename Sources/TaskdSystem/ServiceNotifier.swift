@@ -20,13 +20,13 @@ public final class ServiceNotifier: Sendable {
     private let waiting = Mutex<(messages: [String], sending: Bool)>(([], false))
 
     /// False without `$NOTIFY_SOCKET` (not started by a service manager): nothing is queued.
-    private let enabled = getenv("NOTIFY_SOCKET") != nil
+    public let hasManager = getenv("NOTIFY_SOCKET") != nil
 
     public init() {}
 
     /// Queues `state` (`READY=1`, `STATUS=…`, …) for the manager; returns at once.
     public func notify(_ state: String) {
-        guard enabled else { return }
+        guard hasManager else { return }
         let start = waiting.withLock { w in
             Self.enqueue(state, into: &w.messages)
             if w.sending { return false }
