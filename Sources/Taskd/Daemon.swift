@@ -42,7 +42,8 @@ actor Daemon {
     private var lastStatus = ""
     private var statusPending = false
     private var recordRandom = SystemRandomNumberGenerator()
-    private var watchdog: Task<Void, Never>?
+    /// The timerfd that pets systemd's watchdog, when `WATCHDOG_USEC` asks for it.
+    private var watchdog: DeadlineTimer?
     /// `AllowUsers=`/`AllowGroups=` of the configuration in effect.
     private var access: AccessList?
     private let owner = geteuid()
@@ -103,19 +104,35 @@ actor Daemon {
 
     var taskCount: Int { scheduler.tasks.count }
 
-    /// Sends `WATCHDOG=1` every `interval` µs (half of `WATCHDOG_USEC`) from this actor: a wedged
-    /// scheduler, or a cooperative pool that no longer runs, stops petting and systemd restarts taskd.
+    /// Sends `WATCHDOG=1` every `interval` µs (half of `WATCHDOG_USEC`) from a timerfd on the event
+    /// loop: a wedged scheduler stops petting and systemd restarts taskd. With Swift handlers, each
+    /// pet also makes a round trip through the global concurrent executor, so a cooperative pool
+    /// that no longer runs (handlers blocking its threads) stops it too. Without them that pool is
+    /// never used (see `TaskDaemon.run(arguments:)`).
     func startWatchdog(every interval: UInt64) {
-        watchdog?.cancel()
-        watchdog = Task { [weak self] in
-            while !Task.isCancelled {
-                do { try await Task.sleep(for: .microseconds(Int64(clamping: interval))) } catch { return }
-                await self?.petWatchdog()
-            }
+        let throughPool = !handlers.isEmpty
+        watchdog = DeadlineTimer { [weak self] in
+            guard let self else { return }
+            guard throughPool else { return onLoop { $0.petWatchdog(every: interval) } }
+            Task(executorPreference: globalConcurrentExecutor) { await self.petWatchdog(every: interval) }
         }
+        guard let watchdog else {
+            // No timerfd (out of descriptors): sleep on the global executor, as handlers do.
+            Task { [weak self] in
+                while (try? await Task.sleep(for: .microseconds(Int64(clamping: interval)))) != nil {
+                    guard let self else { return }
+                    await self.petWatchdog(every: interval)
+                }
+            }
+            return
+        }
+        watchdog.arm(at: DeadlineTimer.now() + interval)
     }
 
-    private func petWatchdog() { notifier.notify("WATCHDOG=1") }
+    private func petWatchdog(every interval: UInt64) {
+        notifier.notify("WATCHDOG=1")
+        watchdog?.arm(at: DeadlineTimer.now() + interval)
+    }
 
     // MARK: Access
 

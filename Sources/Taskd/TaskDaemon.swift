@@ -103,13 +103,22 @@ public struct TaskDaemon: Sendable {
     }
 
     /// Runs with the process's command line and exits with the daemon's status.
-    public func run() async -> Never {
+    public nonisolated(nonsending) func run() async -> Never {
         let status = await run(arguments: Array(CommandLine.arguments.dropFirst()))
         exit(status)
     }
 
     /// Runs with `arguments` (see `--help`) until SIGTERM or SIGINT; returns the exit status.
-    public func run(arguments: [String]) async -> Int32 {
+    ///
+    /// taskd's own async code runs on its event loop, never on Swift's global concurrent executor:
+    /// on Linux, libdispatch's first pool thread arms a one-second timer that ticks for the rest of
+    /// the process's life, so a daemon whose handlers are all commands stays at zero wake-ups while
+    /// idle. Swift handlers run on the global executor (the timer starts with the first of them).
+    public nonisolated(nonsending) func run(arguments: [String]) async -> Int32 {
+        await withTaskExecutorPreference(EventLoop.shared) { await runOnLoop(arguments: arguments) }
+    }
+
+    private func runOnLoop(arguments: [String]) async -> Int32 {
         let options: DaemonOptions
         do {
             options = try DaemonOptions(arguments: arguments)
@@ -244,7 +253,7 @@ public struct TaskDaemon: Sendable {
         journal.daemon(.daemonStopping, 5, "taskd stopped")
         // The last notifications (STOPPING=1) go out before the process ends; a manager that does
         // not read them within a second does not keep taskd from exiting.
-        await Thread.run { notifier.flush(waitingAtMost: 1) }
+        _ = await Thread.run { notifier.flush(waitingAtMost: 1) }
         return 0
     }
 

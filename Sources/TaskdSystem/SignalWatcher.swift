@@ -13,9 +13,12 @@ public final class SignalWatcher: Sendable {
     public init(_ numbers: [Int32]) {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
         signals = stream
+        // A serial queue: its thread is an overcommit one, which does not start libdispatch's
+        // once-a-second pool monitor as a global (non-overcommit) queue's first thread does.
+        let queue = DispatchQueue(label: "taskd.signals")
         sources = numbers.map { number in
             signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { @Sendable in continuation.yield(number) }
             source.resume()
             return source

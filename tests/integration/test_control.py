@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (IS_ROOT, ROOT, TASKCTL, TASKD, VARLINK_CALL, Daemon, VarlinkSocket, journal, needs_journal,
+from conftest import (IS_ROOT, ROOT, TASKCTL, TASKD, VARLINK_CALL, WEATHERD, Daemon, VarlinkSocket, journal, needs_journal,
                       task, wait_for)
 
 REJECTED = "d17a36ff297a4f96b037619afdb683b6"
@@ -352,3 +352,64 @@ def test_watchdog_status_reload_and_extend_timeout_reach_a_notify_socket(daemon_
     extend = [m for m in stopping if "EXTEND_TIMEOUT_USEC=" in m][0]
     assert int(extend.split("EXTEND_TIMEOUT_USEC=")[1].split()[0]) >= 2_000_000
     assert d.proc.wait(timeout=10) == 0
+
+
+def pool_threads(pid):
+    """Names of the process's libdispatch worker threads of a non-overcommit root queue (Swift's
+    global executor runs on them): "com.apple.root.default-qos" and its kin, cut to 15 characters."""
+    names = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+        except OSError:
+            continue
+        if name.endswith("-qos"):
+            names.append(name)
+    return names
+
+
+def test_a_daemon_of_commands_never_starts_a_swift_pool_thread(daemon_factory, tmp_path):
+    # The first such thread arms libdispatch's once-a-second pool monitor, which then wakes an idle
+    # taskd forever. taskd's own code runs on its event loop: wakes, waits, cancels, reloads, the
+    # watchdog, signals and the journal leave that pool unused while every handler is a command.
+    path = tmp_path / "notify.sock"
+    listener = notify_listener(path)
+    d = daemon_factory({"hello.task": task("/bin/true"),
+                        "slow.task": task("/bin/sleep 30", extra="[Timer]\nOnStartupSec=200ms")})
+    d.env["NOTIFY_SOCKET"] = str(path)
+    d.env["WATCHDOG_USEC"] = "100000"
+    d.start(wait=False)
+    receive_notifications(listener, "READY=1")
+    wait_for(d.accepts, what="the socket")
+    assert d.taskctl("wake", "hello", "--wait").returncode == 0
+    wait_for(lambda: "running" in d.taskctl("status", "slow").stdout, what="the timer's run")
+    assert d.taskctl("cancel", "slow").returncode == 0
+    assert d.taskctl("list").returncode == 0 and d.taskctl("history", "hello").returncode == 0
+    assert d.taskctl("reload").returncode == 0
+    d.proc.send_signal(signal.SIGHUP)
+    with VarlinkSocket(d.socket) as v:
+        v.send_raw(b"{not json\0")
+        assert v.read_reply()["error"]
+    assert any("WATCHDOG=1" in m for m in receive_notifications(listener, "WATCHDOG=1"))
+    assert pool_threads(d.proc.pid) == []
+    d.proc.send_signal(signal.SIGTERM)
+    assert d.proc.wait(timeout=10) == 0
+
+
+def test_a_swift_handler_runs_on_the_swift_pool_and_the_watchdog_checks_that_pool(daemon_factory, tmp_path):
+    # The other side of the test above, and proof its check can fail: a closure runs on Swift's
+    # global executor, as any task's would, so its run starts a pool thread. With Swift handlers,
+    # each watchdog pet makes a round trip through that pool (a wedged pool stops the pets).
+    path = tmp_path / "notify.sock"
+    listener = notify_listener(path)
+    d = daemon_factory({}, binary=WEATHERD)
+    d.env["NOTIFY_SOCKET"] = str(path)
+    d.env["WATCHDOG_USEC"] = "100000"
+    d.start(wait=False)
+    receive_notifications(listener, "READY=1")
+    wait_for(d.accepts, what="the socket")
+    r = d.taskctl("wake", "WEATHER_DATA", "--payload", '{"city": "Oslo", "steps": 1}', "--wait")
+    assert r.returncode == 0, r.stderr
+    assert pool_threads(d.proc.pid) != []
+    for _ in range(3):
+        assert any("WATCHDOG=1" in m for m in receive_notifications(listener, "WATCHDOG=1"))
