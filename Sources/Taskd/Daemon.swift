@@ -117,7 +117,7 @@ actor Daemon {
             Task(executorPreference: globalConcurrentExecutor) { await self.petWatchdog(every: interval) }
         }
         guard let watchdog else {
-            // No timerfd (out of descriptors): sleep on the global executor, as handlers do.
+            // No timerfd (out of descriptors): sleep between pets instead (a Dispatch timer).
             Task { [weak self] in
                 while (try? await Task.sleep(for: .microseconds(Int64(clamping: interval)))) != nil {
                     guard let self else { return }
