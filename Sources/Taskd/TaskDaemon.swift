@@ -197,8 +197,8 @@ public struct TaskDaemon: Sendable {
         let store = StateStore(directory: stateDirectory) { priority, problem in
             journal.daemon(.stateError, priority, problem)
         }
-        // A passwd lookup may block (NSS): done at start-up, on this thread as the configuration's own
-        // lookups are (see `run(arguments:)`), not by the first run on the event loop.
+        // A passwd lookup may block (NSS): done once at start-up, before anything is served and on
+        // the thread that loaded the configuration (see `runOnLoop`), not by each command's spawn.
         _ = HandlerEnvironment.ownUser
         let (records, problems) = await store.loadTasks(config.tasks.map(\.key))
         let (wakes, logProblems) = await store.loadWakes()
