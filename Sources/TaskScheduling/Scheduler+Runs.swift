@@ -25,15 +25,16 @@ extension Scheduler {
             _ = detach(currentID, reason: .superseded, at: now, actions: &actions)
             for id in tasks[key]!.queue { _ = detach(id, reason: .superseded, at: now, actions: &actions) }
         }
-        var run = makeRun(key, request, at: now)
-        if let retry = tasks[key]!.retry {
+        var run = makeRun(key, request, definition: state.definition, at: now)
+        // (Superseding above cannot have set a retry: only the end of the task's own run does.)
+        if state.retry != nil, let retry = tasks[key]!.retry {
             // A new run does the work the retry would have done: the retry is dropped, its wakes move over.
             run.records += retry.records
             tasks[key]!.retry = nil
         }
         runs[run.id] = run
         tasks[key]!.currentRunID = run.id
-        admit(run.id, at: now, actions: &actions)
+        admit(run.id, definition: state.definition, at: now, actions: &actions)
         return WakeResult(run: runs[run.id] ?? run, disposition: .started)
     }
 
@@ -47,15 +48,16 @@ extension Scheduler {
             actions.append(.report(.overflow(runs[lastID]!, request.trigger)))
             return WakeResult(run: runs[lastID]!, disposition: .overflow)
         }
-        let run = makeRun(key, request, at: now)
+        let run = makeRun(key, request, definition: state.definition, at: now)
         runs[run.id] = run
         tasks[key]!.queue.append(run.id)
         actions.append(.report(.queued(run)))
         return WakeResult(run: run, disposition: .queued)
     }
 
-    private mutating func makeRun(_ key: TaskKey, _ request: TriggerRequest, at now: ClockReading) -> Run {
-        let d = tasks[key]!.definition
+    private mutating func makeRun(
+        _ key: TaskKey, _ request: TriggerRequest, definition d: TaskDefinition, at now: ClockReading
+    ) -> Run {
         var run = Run(
             id: makeRunID(), key: key, trigger: request.trigger, attempt: request.attempt, wakeID: request.wakeID,
             payload: request.payload, queued: now, budget: d.budget, cancelGrace: d.cancelGrace,
@@ -65,10 +67,13 @@ extension Scheduler {
     }
 
     /// The task's current run may start: now if a slot is free, else in the ready queue.
-    private mutating func admit(_ id: String, at now: ClockReading, actions: inout [SchedulerAction]) {
+    /// `definition`, if given, is its task's (saving a look-up).
+    private mutating func admit(
+        _ id: String, definition: TaskDefinition? = nil, at now: ClockReading, actions: inout [SchedulerAction]
+    ) {
         guard let run = runs[id] else { return }
         if ready.isEmpty && activeCount < maxConcurrentRuns {
-            start(id, at: now, actions: &actions)
+            start(id, definition: definition, at: now, actions: &actions)
             return
         }
         let index =
@@ -89,9 +94,11 @@ extension Scheduler {
         return actions
     }
 
-    /// The budget starts now, under the task's current definition.
-    private mutating func start(_ id: String, at now: ClockReading, actions: inout [SchedulerAction]) {
-        guard var run = runs[id], let d = tasks[run.key]?.definition else { return }
+    /// The budget starts now, under the task's current definition (`definition`, if given).
+    private mutating func start(
+        _ id: String, definition: TaskDefinition? = nil, at now: ClockReading, actions: inout [SchedulerAction]
+    ) {
+        guard var run = runs[id], let d = definition ?? tasks[run.key]?.definition else { return }
         run.started = now
         run.budget = d.budget
         run.cancelGrace = d.cancelGrace
@@ -241,12 +248,7 @@ extension Scheduler {
     private mutating func makeRunID() -> String {
         let hi = random.next() as UInt64
         let lo = random.next() as UInt64
-        return Self.hex16(hi) + Self.hex16(lo)
-    }
-
-    private static func hex16(_ v: UInt64) -> String {
-        let s = String(v, radix: 16)
-        return String(repeating: "0", count: 16 - s.count) + s
+        return HexID.make(hi, lo)
     }
 }
 

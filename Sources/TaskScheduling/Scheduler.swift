@@ -21,6 +21,8 @@ public struct Scheduler: Sendable {
 
     /// The machine's identity (its /etc/machine-id), for `FixedRandomDelay=`.
     public let machineID: String
+    /// Timers `fire(at:)` fired that `rearmFired(at:)` has not re-armed yet.
+    var firedTimers: [FiredTimer] = []
 
     public init(
         definitions: [TaskDefinition], startedAt: ClockReading,
@@ -89,7 +91,18 @@ public struct Scheduler: Sendable {
     }
 
     /// Time passed: fires due timers and retries, signals budget cancellation, sends hard stops.
+    /// The same as `fire(at:)` followed by `rearmFired(at:)`.
     public mutating func advance(to now: ClockReading) -> [SchedulerAction] {
+        let actions = fire(at: now)
+        rearmFired(at: now)
+        return actions
+    }
+
+    /// `advance(to:)` up to its actions, for a caller that starts handlers as early as it can: the
+    /// timers that fired are re-armed (next elapse searched, random delay drawn) only by
+    /// `rearmFired(at:)`, which must follow before the schedule is read (`nextDeadline`, `tasks`).
+    public mutating func fire(at now: ClockReading) -> [SchedulerAction] {
+        rearmFired(at: now)  // a previous `fire` whose re-arming was left out
         var actions: [SchedulerAction] = []
         for id in runs.keys.sorted() {
             guard var run = runs[id] else { continue }
@@ -110,28 +123,38 @@ public struct Scheduler: Sendable {
         }
         guard !isStopping else { return actions }
         for key in tasks.due(atOrBefore: now.monotonic) {
-            if let retry = tasks[key]?.retry, retry.due <= now.monotonic {
+            guard var state = tasks[key] else { continue }
+            if let retry = state.retry, retry.due <= now.monotonic {
                 tasks[key]!.retry = nil
                 let request = TriggerRequest(
                     trigger: .retry, attempt: retry.attempt, wakeID: retry.wakeID, payload: retry.payload,
                     records: retry.records)
                 _ = trigger(key, request, at: now, actions: &actions)
+                state = tasks[key]!
             }
-            guard let state = tasks[key], let due = state.nextElapse, due <= now.monotonic else { continue }
+            guard let due = state.nextElapse, due <= now.monotonic else { continue }
             // Every timer due now makes one trigger: `startup` if an OnStartupSec= is among them.
             let isStartup = state.pendingStartup.first.map { $0 <= now.monotonic } ?? false
-            if isStartup { tasks[key]!.pendingStartup.removeAll { $0 <= now.monotonic } }
             let isCatchUp = state.catchUpPending && (state.calendarDueMonotonic.map { $0 <= now.monotonic } ?? false)
-            tasks[key]!.catchUpPending = false
-            if let calendar = state.calendarDueMonotonic, calendar <= now.monotonic {
-                tasks[key]!.rearmCalendar(after: max(now.realtime, state.calendarDueRealtime ?? 0), now: now)
-            }
-            tasks[key]!.lastActivation = now.monotonic
+            let calendarFired = state.calendarDueMonotonic.map { $0 <= now.monotonic } ?? false
+            firedTimers.append(
+                FiredTimer(
+                    key: key, calendarAfter: calendarFired ? max(now.realtime, state.calendarDueRealtime ?? 0) : nil))
             let kind: Trigger = isStartup ? .startup : (isCatchUp ? .catchup : .timer)
             _ = trigger(key, TriggerRequest(trigger: kind), at: now, actions: &actions)
-            drawRandomDelay(key)
         }
         return actions
+    }
+
+    /// Re-arms the timers the last `fire(at:)` fired: start-up timers that elapsed are spent, the
+    /// calendar's next elapse is searched, `OnUnitActiveSec=` counts from now, a new random delay
+    /// is drawn. Does nothing if nothing fired.
+    public mutating func rearmFired(at now: ClockReading) {
+        for fired in firedTimers {
+            tasks[fired.key]?.rearm(fired: fired, at: now)
+            drawRandomDelay(fired.key)
+        }
+        firedTimers.removeAll()
     }
 
     /// The handler of `runID` ended (`result`: what a Swift handler returned, as JSON). A run the

@@ -55,6 +55,15 @@ public struct TaskState: Hashable, Sendable {
         return state
     }
 
+    /// After a timer fired (`Scheduler.rearmFired`): its start-up elapses are spent, its calendar
+    /// searches again after the elapse that fired, and `OnUnitActiveSec=` counts from now.
+    mutating func rearm(fired: FiredTimer, at now: ClockReading) {
+        pendingStartup.removeAll { $0 <= now.monotonic }
+        catchUpPending = false
+        if let after = fired.calendarAfter { rearmCalendar(after: after, now: now) }
+        lastActivation = now.monotonic
+    }
+
     /// Computes the next calendar elapse strictly after `realtime`, mapped to monotonic time by `now`.
     mutating func rearmCalendar(after realtime: UInt64, now: ClockReading) {
         if calendarMemo.count != definition.onCalendar.count {

@@ -41,7 +41,7 @@ actor Daemon {
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private var lastStatus = ""
     private var statusPending = false
-    private var recordRandom = SystemRandomNumberGenerator()
+    private var recordRandom = SystemRandom()
     /// The timerfd that pets systemd's watchdog, when `WATCHDOG_USEC` asks for it.
     private var watchdog: DeadlineTimer?
     /// `AllowUsers=`/`AllowGroups=` of the configuration in effect.
@@ -56,7 +56,8 @@ actor Daemon {
         var triggers: [TaskKey: UInt64] = [:]
         for (key, record) in records { triggers[key] = record.lastTriggerUSec }
         scheduler = Scheduler(
-            definitions: config.tasks, startedAt: SystemClock.now(), machineID: Self.machineID(),
+            definitions: config.tasks, startedAt: SystemClock.now(), random: SystemRandom(),
+            machineID: Self.machineID(),
             persistedTriggers: triggers, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon))
         self.handlers = handlers
         self.journal = journal
@@ -213,11 +214,7 @@ actor Daemon {
         return RunInfo(run, disposition: disposition)
     }
 
-    private func newRecordID() -> String {
-        let value = recordRandom.next() as UInt64
-        let text = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - text.count) + text
-    }
+    private func newRecordID() -> String { HexID.make(recordRandom.next()) }
 
     /// Cancels a run by id, or every run, queued run and retry of the tasks the target names.
     func cancel(target: String, peer: PeerCredentials) throws -> [RunInfo] {
@@ -347,9 +344,21 @@ actor Daemon {
         afterChange(rearm: true)
     }
 
+    /// Time passed. The handlers it starts start before the timers that fired are re-armed:
+    /// searching a calendar's next elapse is the costliest part of a firing, and no start needs it.
     private func tick() {
         timerDeadline = nil
-        perform(scheduler.advance(to: SystemClock.now()))
+        let now = SystemClock.now()
+        var rest: [SchedulerAction] = []
+        for action in scheduler.fire(at: now) {
+            guard case .start(let run) = action else {
+                rest.append(action)
+                continue
+            }
+            rest += start(run)
+        }
+        scheduler.rearmFired(at: now)
+        perform(rest)
     }
 
     // MARK: Performing actions
@@ -359,9 +368,7 @@ actor Daemon {
         while let action = queue.popFirst() {
             switch action {
             case .start(let run):
-                if let failure = startHandler(run) {
-                    queue += scheduler.handlerEnded(runID: run.id, termination: failure, at: SystemClock.now())
-                }
+                queue += start(run)
             case .cancel(let run):
                 switch active[run.id] {
                 case .command(let process, let killSignal)?: process.signalGroup(killSignal)
@@ -424,49 +431,59 @@ actor Daemon {
         afterChange()
     }
 
+    /// Starts the run's handler; if it cannot start, returns the scheduler's actions for its end.
+    private func start(_ run: Run) -> [SchedulerAction] {
+        guard let failure = startHandler(run) else { return [] }
+        return scheduler.handlerEnded(runID: run.id, termination: failure, at: SystemClock.now())
+    }
+
     /// Starts the run's handler; returns a termination if it could not start.
     private func startHandler(_ run: Run) -> Termination? {
-        guard let definition = scheduler.tasks[run.key]?.definition else { return .spawnFailed("unknown task") }
-        switch definition.handler {
-        case .command(let spec):
-            let journal = self.journal
-            do {
-                let process = try CommandProcess.spawn(
-                    argv: spec.argv,
-                    environment: HandlerEnvironment.build(run: run, spec: spec, stateDirectory: stateDirectory),
-                    workingDirectory: spec.workingDirectory, stdin: run.payload,
-                    identity: spec.identity, outputLimit: spec.outputLimit,
-                    onOutput: { output in journal.output(output, run: run, limit: spec.outputLimit) },
-                    onExit: { [weak self] termination in
-                        self?.onLoop { $0.handlerEnded(runID: run.id, termination: termination) }
-                    })
-                active[run.id] = .command(process, killSignal: spec.killSignal)
-                return nil
-            } catch {
-                return .spawnFailed(error.message)
-            }
-        case .swift:
-            guard let handler = handlers[run.key.identifier] else {
-                return .spawnFailed("no Swift handler is registered for \(run.key)")
-            }
-            let now = SystemClock.now()
-            // The handler is user code: it runs on the global executor, never on the event loop.
-            let task = Task(executorPreference: globalConcurrentExecutor) { [weak self] in
-                var result: String?
-                let termination: Termination
-                do {
-                    result = try await handler(run, now: now)
-                    termination = .returned
-                } catch let error as PermanentFailure {
-                    termination = .threwNoRetry(error.reason)
-                } catch {
-                    termination = .threw(String(describing: error))
-                }
-                await self?.handlerEnded(runID: run.id, termination: termination, result: result)
-            }
-            active[run.id] = .swift(task)
-            return nil
+        // A run of a Swift handler says so: it starts without a look at the task's definition.
+        if run.inProcess { return startSwiftHandler(run) }
+        guard case .command(let spec)? = scheduler.tasks[run.key]?.definition.handler else {
+            return .spawnFailed("unknown task")
         }
+        let journal = self.journal
+        do {
+            let process = try CommandProcess.spawn(
+                argv: spec.argv,
+                environment: HandlerEnvironment.build(run: run, spec: spec, stateDirectory: stateDirectory),
+                workingDirectory: spec.workingDirectory, stdin: run.payload,
+                identity: spec.identity, outputLimit: spec.outputLimit,
+                onOutput: { output in journal.output(output, run: run, limit: spec.outputLimit) },
+                onExit: { [weak self] termination in
+                    self?.onLoop { $0.handlerEnded(runID: run.id, termination: termination) }
+                })
+            active[run.id] = .command(process, killSignal: spec.killSignal)
+            return nil
+        } catch {
+            return .spawnFailed(error.message)
+        }
+    }
+
+    /// Starts a Swift handler on the global executor; fails if none is registered for the task.
+    private func startSwiftHandler(_ run: Run) -> Termination? {
+        guard let handler = handlers[run.key.identifier] else {
+            return .spawnFailed("no Swift handler is registered for \(run.key)")
+        }
+        let now = SystemClock.now()
+        // The handler is user code: it runs on the global executor, never on the event loop.
+        let task = Task(executorPreference: globalConcurrentExecutor) { [weak self] in
+            var result: String?
+            let termination: Termination
+            do {
+                result = try await handler(run, now: now)
+                termination = .returned
+            } catch let error as PermanentFailure {
+                termination = .threwNoRetry(error.reason)
+            } catch {
+                termination = .threw(String(describing: error))
+            }
+            await self?.handlerEnded(runID: run.id, termination: termination, result: result)
+        }
+        active[run.id] = .swift(task)
+        return nil
     }
 
     /// Cancels Swift handlers: an overcommitting concurrent queue, whose threads are outside the

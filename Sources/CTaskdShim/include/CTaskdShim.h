@@ -83,3 +83,5 @@ int taskd_monotonic_timer(void);
 /// Arms it to expire at `usec` on CLOCK_MONOTONIC (absolute; a time already past fires at once),
 /// or disarms it when usec is 0.
 int taskd_monotonic_timer_arm(int fd, uint64_t usec);
+
+#include <sys/random.h>
