@@ -44,8 +44,11 @@ struct DueIndex: Sendable, Hashable {
 
     /// Every key whose instant is at or before `instant`, in key order; O(k log k) for k such keys.
     func due(atOrBefore instant: UInt64) -> [TaskKey] {
+        // Most firings find one key, the first: no search (its children are later).
+        guard let first = heap.first, first.due <= instant else { return [] }
+        if (heap.count < 2 || heap[1].due > instant) && (heap.count < 3 || heap[2].due > instant) { return [first.key] }
         var found: [TaskKey] = []
-        var stack = heap.isEmpty ? [] : [0]
+        var stack = [0]
         while let i = stack.popLast() {
             guard heap[i].due <= instant else { continue }
             found.append(heap[i].key)

@@ -27,6 +27,26 @@ struct DueIndexTests {
         }
     }
 
+    /// Small heaps, queried at every instant: the one-key answer (only the first is due) and the
+    /// search agree with the model, including first's children due at the same instant.
+    @Test("due(atOrBefore:) on heaps of 0 to 6 keys, at every instant")
+    func dueOnSmallHeaps() {
+        var random = SeededRandom(seed: 11)
+        let keys = (0..<6).map { TaskKey(kind: "appRefresh", identifier: "s\($0)") }
+        for _ in 0..<500 {
+            var index = DueIndex()
+            var model: [TaskKey: UInt64] = [:]
+            for key in keys.prefix(Int(random.next(upperBound: UInt64(7)))) {
+                let due = random.next(upperBound: UInt64(8))
+                index.set(key, due)
+                model[key] = due
+            }
+            for instant in UInt64(0)..<9 {
+                #expect(index.due(atOrBefore: instant) == model.filter { $0.value <= instant }.keys.sorted())
+            }
+        }
+    }
+
     static let a = TaskKey(kind: "appRefresh", identifier: "a")
     static let b = TaskKey(kind: "appRefresh", identifier: "b")
 
