@@ -135,8 +135,8 @@ public struct Scheduler: Sendable {
             guard let due = state.nextElapse, due <= now.monotonic else { continue }
             // Every timer due now makes one trigger: `startup` if an OnStartupSec= is among them.
             let isStartup = state.pendingStartup.first.map { $0 <= now.monotonic } ?? false
-            let isCatchUp = state.catchUpPending && (state.calendarDueMonotonic.map { $0 <= now.monotonic } ?? false)
             let calendarFired = state.calendarDueMonotonic.map { $0 <= now.monotonic } ?? false
+            let isCatchUp = state.catchUpPending && calendarFired
             firedTimers.append(
                 FiredTimer(
                     key: key, calendarAfter: calendarFired ? max(now.realtime, state.calendarDueRealtime ?? 0) : nil))
@@ -154,7 +154,7 @@ public struct Scheduler: Sendable {
             tasks[fired.key]?.rearm(fired: fired, at: now)
             drawRandomDelay(fired.key)
         }
-        firedTimers.removeAll()
+        firedTimers.removeAll(keepingCapacity: true)
     }
 
     /// The handler of `runID` ended (`result`: what a Swift handler returned, as JSON). A run the
