@@ -26,8 +26,9 @@ extension Scheduler {
             for id in tasks[key]!.queue { _ = detach(id, reason: .superseded, at: now, actions: &actions) }
         }
         var run = makeRun(key, request, definition: state.definition, at: now)
-        // (Superseding above cannot have set a retry: only the end of the task's own run does.)
-        if state.retry != nil, let retry = tasks[key]!.retry {
+        // `state` still holds the retry: superseding above cannot set one (only the end of the
+        // task's own run does) nor clear one.
+        if let retry = state.retry {
             // A new run does the work the retry would have done: the retry is dropped, its wakes move over.
             run.records += retry.records
             tasks[key]!.retry = nil

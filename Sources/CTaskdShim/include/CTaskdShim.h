@@ -21,6 +21,8 @@ int taskd_pipe_cloexec(int fds[2]);
 /// eventfd(2) with EFD_CLOEXEC | EFD_NONBLOCK; the fd or -1 with errno.
 int taskd_eventfd(void);
 
+#include <sys/random.h>  // getrandom(2), for SystemRandom
+
 #include <spawn.h>
 /// posix_spawn_file_actions_addchdir_np (glibc ≥ 2.29).
 int taskd_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path);
@@ -83,5 +85,3 @@ int taskd_monotonic_timer(void);
 /// Arms it to expire at `usec` on CLOCK_MONOTONIC (absolute; a time already past fires at once),
 /// or disarms it when usec is 0.
 int taskd_monotonic_timer_arm(int fd, uint64_t usec);
-
-#include <sys/random.h>
