@@ -6,8 +6,9 @@ import Taskd
 
 // taskd-faults: Swift handlers that misbehave, for the reliability tests (tests/integration/
 // test_faults.py). taskd must report each and keep serving everyone else.
-//   stubborn   never checks cancellation: blocks its cooperative thread for 6 s (budget 1 s, grace 0.5 s),
-//              so it is abandoned at its budget's end and its late return is ignored
+//   stubborn   never checks cancellation: blocks the thread it starts on (taskd's loop thread, which the
+//              standby thread takes over) for 6 s (budget 1 s, grace 0.5 s), so it is abandoned at its
+//              budget's end and its late return is ignored
 //   slowCancel its onCancel blocks its thread for 3 s (budget 1 s, grace 0.5 s): taskd must not be the
 //              thread it blocks
 //   thrower    throws an error of its own
@@ -19,7 +20,7 @@ struct Broken: Error, CustomStringConvertible {
 
 await TaskDaemon(name: "taskd-faults")
     .backgroundTask(.processing("stubborn"), budget: .seconds(1), cancelGrace: .milliseconds(500)) { _ in
-        for _ in 0..<60 { usleep(100_000) }  // ignores cancellation, and blocks a pool thread
+        for _ in 0..<60 { usleep(100_000) }  // ignores cancellation, and blocks its thread
     }
     .backgroundTask(.processing("slowCancel"), budget: .seconds(1), cancelGrace: .milliseconds(500)) { _ in
         await withTaskCancellationHandler {

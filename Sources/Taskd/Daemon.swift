@@ -357,8 +357,13 @@ actor Daemon {
             }
             rest += start(run)
         }
-        scheduler.rearmFired(at: now)
-        perform(rest)
+        // The handlers just started run first (on this thread, once the turn lets them).
+        EventLoop.shared.afterHandlerJobs { [self, rest] in
+            assumeIsolated { daemon in
+                daemon.scheduler.rearmFired(at: now)
+                daemon.perform(rest)
+            }
+        }
     }
 
     // MARK: Performing actions
@@ -462,14 +467,15 @@ actor Daemon {
         }
     }
 
-    /// Starts a Swift handler on the global executor; fails if none is registered for the task.
+    /// Starts a Swift handler on `HandlerExecutor`; fails if none is registered for the task.
     private func startSwiftHandler(_ run: Run) -> Termination? {
         guard let handler = handlers[run.key.identifier] else {
             return .spawnFailed("no Swift handler is registered for \(run.key)")
         }
         let now = SystemClock.now()
-        // The handler is user code: it runs on the global executor, never on the event loop.
-        let task = Task(executorPreference: globalConcurrentExecutor) { [weak self] in
+        // The handler is user code: its first slice runs on the loop's thread once this turn is
+        // done (with the loop handed on if it lasts), the rest on the global executor.
+        let task = Task(executorPreference: HandlerExecutor.shared) { [weak self] in
             var result: String?
             let termination: Termination
             do {

@@ -32,9 +32,10 @@ public struct TaskDaemon: Sendable {
     public init(name: String = "taskd") { self.name = name }
 
     /// Registers `action` for `task`; a run starts on a wake that targets it or on its timers, and
-    /// is cancelled (Swift task cancellation) `cancelGrace` before `budget` ends. `action` runs on
-    /// the global concurrent executor; an `onCancel` handler on a thread of taskd's cancel queue,
-    /// outside the cooperative pool. A file `tasks.d/IDENTIFIER.task` without `ExecStart=` may set
+    /// is cancelled (Swift task cancellation) `cancelGrace` before `budget` ends. `action` starts
+    /// on taskd's event-loop thread (handed to a standby thread if it runs 1 ms without suspending)
+    /// and resumes on the global concurrent executor after a suspension; an `onCancel` handler runs
+    /// on a thread of taskd's cancel queue, outside the cooperative pool. A file `tasks.d/IDENTIFIER.task` without `ExecStart=` may set
     /// its budget, timers and policies instead.
     public func backgroundTask(
         _ task: BackgroundTask<Void, Void>, description: String = "", budget: Duration? = nil,
@@ -113,7 +114,8 @@ public struct TaskDaemon: Sendable {
     /// taskd's own async code runs on its event loop, never on Swift's global concurrent executor:
     /// on Linux, libdispatch's first pool thread arms a one-second timer that ticks for the rest of
     /// the process's life, so a daemon whose handlers are all commands stays at zero wake-ups while
-    /// idle. Swift handlers run on the global executor (the timer starts with the first of them).
+    /// idle. Swift handlers start on the loop's thread too; the timer starts with the first that
+    /// resumes after a suspension (on the global executor).
     public nonisolated(nonsending) func run(arguments: [String]) async -> Int32 {
         await withTaskExecutorPreference(EventLoop.shared) { await runOnLoop(arguments: arguments) }
     }

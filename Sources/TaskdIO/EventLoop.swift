@@ -16,7 +16,11 @@ import Synchronization
 ///   hand-off (the daemon's scheduler), and a `TaskExecutor` for tasks that serve connections.
 ///   A job enqueued from the loop's own thread runs after the current batch of fd events, with no
 ///   system call; one enqueued from another thread wakes the loop through an eventfd. Jobs must not
-///   block either: blocking work goes to `Thread`, user code to the global concurrent executor.
+///   block either: blocking work goes to `Thread`.
+/// - For user code: `HandlerExecutor` jobs (a Swift handler's first slice) queued during a turn run
+///   on the loop's thread once the turn is done, so a handler starts without waking another CPU.
+///   While they run, the loop is free: if they take longer than `stallLimit`, a standby thread takes
+///   the loop over (the two threads swap roles), so user code holds the loop up by at most that.
 public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     public static let shared = EventLoop()
 
@@ -37,8 +41,32 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     private let jobs = Mutex<[UnownedJob]>([])
     /// `afterTurn` work, touched on the loop's thread only.
     private let deferred = Mutex<[@Sendable () -> Void]>([])
-    /// The loop thread's `pthread_t` once it runs (0 before).
+    /// The `pthread_t` of the thread that runs the loop (0 while none does).
     private let thread = Atomic<UInt>(0)
+    /// Who runs the loop and whether the standby thread waits to take it over.
+    private let roles = Mutex(Roles())
+    /// `HandlerExecutor` jobs queued on the loop, and the work to run once they have started.
+    private let handoff = Mutex(Handoff())
+    /// Expires `stallLimit` after the loop's thread left it to run handler jobs; the standby
+    /// thread waits for it and then takes the loop over.
+    private let stallFD: Int32
+
+    /// How long handler jobs may hold the loop's thread before the standby thread takes the loop.
+    public static let stallLimit: UInt64 = 1_000  // µs
+
+    private struct Roles {
+        /// A thread runs the loop (false while its thread runs handler jobs).
+        var held = true
+        /// The standby thread exists and waits on `stallFD`.
+        var standbyWaiting = false
+        var standbyStarted = false
+    }
+
+    private struct Handoff {
+        var jobs: [UnownedJob] = []
+        var then: [@Sendable () -> Void] = []
+        var isEmpty: Bool { jobs.isEmpty && then.isEmpty }
+    }
 
     private init() {
         epfd = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -46,20 +74,30 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         wakeFD = taskd_eventfd()
         precondition(wakeFD >= 0, "eventfd failed: \(String(cString: strerror(errno)))")
         precondition(taskd_epoll_ctl(epfd, EPOLL_CTL_ADD, wakeFD, Self.readable, Self.wakeToken) == 0)
-        Thread.detach { [self] in run() }
+        stallFD = taskd_monotonic_timer()
+        precondition(stallFD >= 0, "timerfd failed: \(String(cString: strerror(errno)))")
+        Thread.detach { [self] in
+            while true {
+                lead()
+                standBy()
+            }
+        }
     }
 
-    /// True on the loop's own thread.
+    /// True on the thread that runs the loop (it runs the loop's fd handlers and jobs).
     public var isCurrent: Bool { thread.load(ordering: .acquiring) == UInt(pthread_self()) }
 
-    private func run() {
+    /// Runs the loop on this thread until the standby thread takes it over.
+    private func lead() {
         thread.store(UInt(pthread_self()), ordering: .releasing)
         var tokens = [UInt64](repeating: 0, count: 64)
         var events = [UInt32](repeating: 0, count: 64)
         var batch: [UnownedJob] = []
         var later: [@Sendable () -> Void] = []
+        // What the previous holder left: the work that was to follow its handler jobs.
+        guard runHandoff() else { return }
         while true {
-            let pending = jobs.withLock { !$0.isEmpty }
+            let pending = jobs.withLock { !$0.isEmpty } || handoff.withLock { !$0.isEmpty }
             let n = taskd_epoll_wait(epfd, &tokens, &events, 64, pending ? 0 : -1)
             for i in 0..<max(0, Int(n)) {
                 guard tokens[i] != Self.wakeToken else {
@@ -69,21 +107,133 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
                 }
                 let handler = handlers.withLock { $0[tokens[i]] }
                 handler?(events[i])
+                // Handlers it started go first; the events left stay ready (level-triggered).
+                if handoff.withLock({ !$0.isEmpty }) { break }
             }
+            guard runHandoff() else { return }
             // Jobs enqueue jobs (a resumed task, a hop to the actor): run rounds of them until none
             // is left, but give fd events a turn after `maxRounds`.
             for _ in 0..<Self.maxRounds {
                 jobs.withLock { swap(&$0, &batch) }
                 if batch.isEmpty { break }
-                for job in batch {
-                    job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+                var next = 0
+                while next < batch.count {
+                    batch[next].runSynchronously(
+                        isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+                    next += 1
+                    // Handlers the job started go first; the jobs left go back to the queue's head.
+                    guard handoff.withLock({ !$0.isEmpty }) else { continue }
+                    let left = batch[next...]
+                    if !left.isEmpty { jobs.withLock { $0.insert(contentsOf: left, at: 0) } }
+                    break
                 }
                 batch.removeAll(keepingCapacity: true)
+                guard runHandoff() else { return }
             }
             deferred.withLock { swap(&$0, &later) }
             for body in later { body() }
             later.removeAll(keepingCapacity: true)
         }
+    }
+
+    /// Runs the queued handler jobs, then the work queued to follow them, until neither is left;
+    /// false if the standby thread took the loop over meanwhile.
+    private func runHandoff() -> Bool {
+        while true {
+            guard runHandlerJobs() else { return false }
+            let then = handoff.withLock { handoff in
+                defer { handoff.then.removeAll() }
+                return handoff.then
+            }
+            if then.isEmpty { return true }
+            for body in then { body() }
+        }
+    }
+
+    /// Runs the queued handler jobs on this thread, with the loop left to the standby thread
+    /// should they take longer than `stallLimit`; false if it took the loop meanwhile.
+    private func runHandlerJobs() -> Bool {
+        guard handoff.withLock({ !$0.jobs.isEmpty }) else { return true }
+        let release = roles.withLock { roles in
+            if !roles.standbyStarted {
+                roles.standbyStarted = true
+                roles.standbyWaiting = true
+                Thread.detach { [self] in
+                    while true {
+                        standBy()
+                        lead()
+                    }
+                }
+            }
+            guard roles.standbyWaiting else { return false }
+            roles.held = false
+            return true
+        }
+        // The standby thread runs the loop: this one is stuck in an earlier handler job.
+        guard release else {
+            forwardHandlerJobs()
+            return true
+        }
+        thread.store(0, ordering: .releasing)
+        _ = taskd_monotonic_timer_arm(stallFD, DeadlineTimer.now() + Self.stallLimit)
+        while let job = handoff.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) {
+            job.runSynchronously(on: HandlerExecutor.shared.asUnownedTaskExecutor())
+        }
+        _ = taskd_monotonic_timer_arm(stallFD, 0)
+        let kept = roles.withLock { roles in
+            guard !roles.held else {
+                roles.standbyWaiting = true
+                return false
+            }
+            roles.held = true
+            return true
+        }
+        if kept { thread.store(UInt(pthread_self()), ordering: .releasing) }
+        return kept
+    }
+
+    /// Waits until the thread that runs the loop has left it to handler jobs for `stallLimit`,
+    /// then takes the loop over.
+    private func standBy() {
+        var pfd = pollfd(fd: stallFD, events: Int16(POLLIN), revents: 0)
+        while true {
+            guard poll(&pfd, 1, -1) == 1 else { continue }
+            var expirations: UInt64 = 0
+            guard read(stallFD, &expirations, 8) == 8 else { continue }  // disarmed meanwhile
+            let taken = roles.withLock { roles in
+                guard !roles.held else { return false }
+                roles.held = true
+                roles.standbyWaiting = false
+                return true
+            }
+            guard taken else { continue }
+            // The jobs the stuck thread has not started yet must not wait for it.
+            forwardHandlerJobs()
+            return
+        }
+    }
+
+    /// Sends the queued handler jobs to the global concurrent executor.
+    private func forwardHandlerJobs() {
+        var moved: [UnownedJob] = []
+        handoff.withLock { swap(&$0.jobs, &moved) }
+        for job in moved { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+    }
+
+    /// Queues a `HandlerExecutor` job: to run on the loop's thread after the current turn when
+    /// enqueued by the loop, else on the global concurrent executor.
+    func enqueueHandlerJob(_ job: consuming ExecutorJob) {
+        guard isCurrent else { return globalConcurrentExecutor.enqueue(job) }
+        let job = UnownedJob(job)
+        handoff.withLock { $0.jobs.append(job) }
+    }
+
+    /// Runs `body` on the loop once the handler jobs queued so far have started, before any other
+    /// fd event or job; at once when called off the loop. For work a turn leaves until its
+    /// handlers run, such as re-arming the timers that started them.
+    public func afterHandlerJobs(_ body: @escaping @Sendable () -> Void) {
+        guard isCurrent else { return body() }
+        handoff.withLock { $0.then.append(body) }
     }
 
     /// Runs `body` at the end of the loop's current turn, once the jobs it queued have run; at once

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (IS_ROOT, ROOT, TASKCTL, TASKD, VARLINK_CALL, WEATHERD, Daemon, VarlinkSocket, journal, needs_journal,
+from conftest import (FAULTS, IS_ROOT, ROOT, TASKCTL, TASKD, VARLINK_CALL, WEATHERD, Daemon, VarlinkSocket, journal, needs_journal,
                       task, wait_for)
 
 REJECTED = "d17a36ff297a4f96b037619afdb683b6"
@@ -396,10 +396,23 @@ def test_a_daemon_of_commands_never_starts_a_swift_pool_thread(daemon_factory, t
     assert d.proc.wait(timeout=10) == 0
 
 
-def test_a_swift_handler_runs_on_the_swift_pool_and_the_watchdog_checks_that_pool(daemon_factory, tmp_path):
-    # The other side of the test above, and proof its check can fail: a closure runs on Swift's
-    # global executor, as any task's would, so its run starts a pool thread. With Swift handlers,
-    # each watchdog pet makes a round trip through that pool (a wedged pool stops the pets).
+def test_a_swift_handler_that_returns_at_once_runs_on_taskds_thread_not_the_swift_pool(daemon_factory):
+    # A handler's first slice runs on the event loop's thread, once the turn that started it is
+    # done: a closure that never suspends leaves the pool unused (and taskd idle at 0 wake-ups).
+    d = daemon_factory({}, binary=FAULTS).start()
+    for _ in range(5):
+        assert d.taskctl("wake", "fine", "--wait").returncode == 0
+    assert d.taskctl("wake", "thrower", "--wait").returncode == 1
+    assert pool_threads(d.proc.pid) == []
+    d.proc.send_signal(signal.SIGTERM)
+    assert d.proc.wait(timeout=10) == 0
+
+
+def test_a_swift_handler_that_suspends_goes_on_in_the_swift_pool_and_the_watchdog_checks_it(daemon_factory, tmp_path):
+    # The other side of the tests above, and proof their check can fail: after a suspension
+    # (`Task.sleep` here) a closure resumes on Swift's global executor, as any task would, which
+    # starts a pool thread. With Swift handlers, each watchdog pet makes a round trip through that
+    # pool (a wedged pool stops the pets).
     path = tmp_path / "notify.sock"
     listener = notify_listener(path)
     d = daemon_factory({}, binary=WEATHERD)

@@ -44,7 +44,8 @@ def test_a_swift_handler_that_ignores_cancellation_is_abandoned_and_taskd_serves
     t0 = time.monotonic()
     stubborn = d.taskctl("wake", "stubborn", "--json")
     run_id = json.loads(stubborn.stdout)[0]["runId"]
-    # It blocks one of the two pool threads for 6 s; other runs and requests go on meanwhile.
+    # It blocks the thread it started on (the loop's, until the standby thread takes the loop) for 6 s;
+    # other runs and requests go on meanwhile.
     for _ in range(5):
         assert d.taskctl("wake", "fine", "--wait").returncode == 0
     end = ended(run_id)

@@ -1,0 +1,103 @@
+import Synchronization
+import Testing
+
+@testable import TaskdIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What ran, in order, and on which thread.
+private final class Trace: Sendable {
+    private let entries = Mutex<[(String, UInt)]>([])
+
+    func note(_ what: String) { entries.withLock { $0.append((what, UInt(pthread_self()))) } }
+    var names: [String] { entries.withLock { $0.map(\.0) } }
+    func thread(of what: String) -> UInt? { entries.withLock { $0.first { $0.0 == what }?.1 } }
+    func has(_ what: String) -> Bool { thread(of: what) != nil }
+}
+
+/// An actor on the event loop, as the daemon's scheduler is.
+private actor LoopActor {
+    nonisolated var unownedExecutor: UnownedSerialExecutor { EventLoop.shared.asUnownedSerialExecutor() }
+
+    /// From one loop job: notes "job", starts handlers that run `bodies` and queues "then" to
+    /// follow them, as the daemon's timer tick does.
+    func startHandlers(_ trace: Trace, _ bodies: [@Sendable () -> Void]) {
+        trace.note("job")
+        for body in bodies { Task(executorPreference: HandlerExecutor.shared) { body() } }
+        EventLoop.shared.afterHandlerJobs { trace.note("then") }
+        trace.note("job ends")
+    }
+
+    func ping() -> Bool { EventLoop.shared.isCurrent }
+
+    func thread() -> UInt { UInt(pthread_self()) }
+}
+
+/// Polls `condition` every millisecond for up to 10 s (the loop and the pool run on other threads).
+private func eventually(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<10_000 {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
+}
+
+// Serialized: a test's blocked handler holds a thread the others expect to find standing by.
+@Suite("Handler executor", .serialized)
+struct HandlerExecutorTests {
+    @Test("a handler started by a loop job runs on the loop's thread after that job, before what follows it")
+    func handlerRunsInline() async {
+        let trace = Trace()
+        let loop = LoopActor()
+        await loop.startHandlers(
+            trace, [{ trace.note(EventLoop.shared.isCurrent ? "handler on a held loop" : "handler") }])
+        #expect(await eventually { trace.has("then") })
+        #expect(trace.names == ["job", "job ends", "handler", "then"])
+        // Same thread as the job that started it, which had left the loop while the handler ran.
+        #expect(trace.thread(of: "handler") == trace.thread(of: "job"))
+        #expect(await loop.ping())
+    }
+
+    @Test("a handler task started off the loop runs on the global executor")
+    func handlerOffTheLoop() async {
+        let loopThread = await LoopActor().thread()
+        let (thread, held) = await Task(executorPreference: HandlerExecutor.shared) {
+            (UInt(pthread_self()), EventLoop.shared.isCurrent)
+        }.value
+        #expect(!held)
+        #expect(thread != loopThread)
+    }
+
+    @Test("a handler that blocks hands the loop to the standby thread", .timeLimit(.minutes(1)))
+    func blockingHandlerHandsTheLoopOn() async {
+        let trace = Trace()
+        let loop = LoopActor()
+        let release = Atomic(false)
+        let blocker: @Sendable () -> Void = {
+            trace.note("blocker")
+            // Blocks its thread (at most 20 s, so that a failure cannot hang the suite).
+            for _ in 0..<20_000 where !release.load(ordering: .acquiring) { usleep(1_000) }
+            trace.note("blocker returns")
+        }
+        await loop.startHandlers(trace, [blocker, { trace.note("second") }])
+        // While the first handler blocks the thread that ran the job, the work that follows the
+        // handlers, the handler queued behind it and a new job on the loop all run.
+        Task { if await loop.ping() { trace.note("ping") } }
+        let served = await eventually { trace.has("then") && trace.has("second") && trace.has("ping") }
+        #expect(served, "\(trace.names)")
+        #expect(!trace.has("blocker returns"))
+        #expect(trace.thread(of: "second") != trace.thread(of: "blocker"))
+        release.store(true, ordering: .releasing)
+        #expect(await eventually { trace.has("blocker returns") })
+
+        // The threads swapped roles: the next handler again runs inline, on the new loop thread.
+        let after = Trace()
+        await loop.startHandlers(after, [{ after.note("handler") }])
+        #expect(await eventually { after.has("then") })
+        #expect(after.names == ["job", "job ends", "handler", "then"])
+        #expect(after.thread(of: "handler") == after.thread(of: "job"))
+        #expect(after.thread(of: "job") != trace.thread(of: "job"))
+    }
+}
