@@ -193,7 +193,8 @@ actor Daemon {
             watches[nextWatchID] = RunWatch(remaining: Set(results.map(\.run.id)), continuation: continuation)
             updates = stream
         }
-        perform(actions)
+        let rest = startRuns(in: actions)
+        afterHandlersStart { $0.perform(rest) }
         await store.waitDurable(ticket)
         // Each run as it is now. One that ended meanwhile is told as it was when acknowledged: its
         // end is told (to a watcher) once the history recording it is on disk, which the reply
@@ -349,21 +350,31 @@ actor Daemon {
     private func tick() {
         timerDeadline = nil
         let now = SystemClock.now()
+        let rest = startRuns(in: scheduler.fire(at: now))
+        afterHandlersStart { daemon in
+            daemon.scheduler.rearmFired(at: now)
+            daemon.perform(rest)
+        }
+    }
+
+    /// Starts the runs among `actions`; returns the other actions and the ends of runs that could
+    /// not start, for `afterHandlersStart`.
+    private func startRuns(in actions: [SchedulerAction]) -> [SchedulerAction] {
         var rest: [SchedulerAction] = []
-        for action in scheduler.fire(at: now) {
+        for action in actions {
             guard case .start(let run) = action else {
                 rest.append(action)
                 continue
             }
             rest += start(run)
         }
-        // The handlers just started run first (on this thread, once the turn lets them).
-        EventLoop.shared.afterHandlerJobs { [self, rest] in
-            assumeIsolated { daemon in
-                daemon.scheduler.rearmFired(at: now)
-                daemon.perform(rest)
-            }
-        }
+        return rest
+    }
+
+    /// Runs `body` on the actor once the Swift handlers started so far have begun: they run on
+    /// this thread as soon as the event or job that started them returns, before anything else.
+    private func afterHandlersStart(_ body: @escaping @Sendable (isolated Daemon) -> Void) {
+        EventLoop.shared.afterHandlerJobs { [self] in assumeIsolated { body($0) } }
     }
 
     // MARK: Performing actions
