@@ -59,6 +59,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         var held = true
         /// The standby thread exists and waits on `stallFD`.
         var standbyWaiting = false
+        /// A standby thread was made (at the first handler job).
         var standbyStarted = false
     }
 
@@ -76,12 +77,13 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         precondition(taskd_epoll_ctl(epfd, EPOLL_CTL_ADD, wakeFD, Self.readable, Self.wakeToken) == 0)
         stallFD = taskd_monotonic_timer()
         precondition(stallFD >= 0, "timerfd failed: \(String(cString: strerror(errno)))")
-        Thread.detach { [self] in
+        let started = Thread.detach { [self] in
             while true {
                 lead()
                 standBy()
             }
         }
+        precondition(started, "the event loop's thread could not be started")
     }
 
     /// True on the thread that runs the loop (it runs the loop's fd handlers and jobs).
@@ -156,14 +158,14 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         guard handoff.withLock({ !$0.jobs.isEmpty }) else { return true }
         let release = roles.withLock { roles in
             if !roles.standbyStarted {
-                roles.standbyStarted = true
-                roles.standbyWaiting = true
-                Thread.detach { [self] in
+                // Without a thread (none could be made), handler jobs go to the global executor.
+                roles.standbyStarted = Thread.detach { [self] in
                     while true {
                         standBy()
                         lead()
                     }
                 }
+                roles.standbyWaiting = roles.standbyStarted
             }
             guard roles.standbyWaiting else { return false }
             roles.held = false

@@ -9,7 +9,9 @@ public enum Thread {
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
-    public static func detach(_ body: @escaping @Sendable () -> Void) {
+    /// Starts `body` on a new detached thread; false if none could be made.
+    @discardableResult
+    public static func detach(_ body: @escaping @Sendable () -> Void) -> Bool {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
         let rc = pthread_create(
@@ -19,7 +21,12 @@ public enum Thread {
                 box.body()
                 return nil
             }, box)
-        if rc == 0 { pthread_detach(thread) } else { Unmanaged<Box>.fromOpaque(box).release() }
+        guard rc == 0 else {
+            Unmanaged<Box>.fromOpaque(box).release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
     }
 
     /// Runs `body` on a thread of its own and returns its value: blocking work (reading many

@@ -87,13 +87,14 @@ def journal(**fields):
 
 
 def wait_for(predicate, timeout=10.0, interval=0.02, what="condition"):
+    """Polls `predicate` until it is true; `what` names it in the failure (a callable: made then)."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
         time.sleep(interval)
 
 

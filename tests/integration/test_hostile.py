@@ -149,7 +149,8 @@ def test_a_thousand_connections_meet_the_limit_and_a_well_behaved_client_is_stil
         finally:
             hostile.stdin.close()
             hostile.wait()
-        wait_for(lambda: fds(d.proc.pid) <= fd_base + 1, what="taskd to close the flood's connections")
+        wait_for(lambda: fds(d.proc.pid) <= fd_base + 1,
+                 what=lambda: f"taskd to close the flood's connections: {before} → {fd_targets(d.proc.pid)}")
         assert bystander.call("io.taskd.Scheduler.List")[0]["parameters"]["tasks"]
     if os.geteuid() == 0:
         # Another user may hold at most MaxConnectionsPerUser=; root is still let in meanwhile.
@@ -161,7 +162,7 @@ def test_a_thousand_connections_meet_the_limit_and_a_well_behaved_client_is_stil
             other.stdin.close()
             other.wait()
     wait_for(lambda: fds(d.proc.pid) <= fd_base,
-             what=f"taskd's descriptors back to their baseline: {before} → {fd_targets(d.proc.pid)}")
+             what=lambda: f"taskd's descriptors back to their baseline: {before} → {fd_targets(d.proc.pid)}")
     rss_after = rss_kib(d.proc.pid)
     assert rss_after <= rss_base + 4096, (rss_base, rss_after)  # KiB: the flood's buffers went back
     if IS_ROOT:  # the private journald: refusals are summarized, not one entry per refused connection
