@@ -484,8 +484,8 @@ actor Daemon {
             return .spawnFailed("no Swift handler is registered for \(run.key)")
         }
         let now = SystemClock.now()
-        // The handler is user code: its first slice runs on the loop's thread once this turn is
-        // done (with the loop handed on if it lasts), the rest on the global executor.
+        // The handler is user code: its first slice runs on the loop's thread once the event or
+        // job that started it returns (the loop handed on if it lasts), the rest on the pool.
         let task = Task(executorPreference: HandlerExecutor.shared) { [weak self] in
             var result: String?
             let termination: Termination

@@ -17,10 +17,11 @@ import Synchronization
 ///   A job enqueued from the loop's own thread runs after the current batch of fd events, with no
 ///   system call; one enqueued from another thread wakes the loop through an eventfd. Jobs must not
 ///   block either: blocking work goes to `Thread`.
-/// - For user code: `HandlerExecutor` jobs (a Swift handler's first slice) queued during a turn run
-///   on the loop's thread once the turn is done, so a handler starts without waking another CPU.
-///   While they run, the loop is free: if they take longer than `stallLimit`, a standby thread takes
-///   the loop over (the two threads swap roles), so user code holds the loop up by at most that.
+/// - For user code: a `HandlerExecutor` job (a Swift handler's first slice) that an fd handler or a
+///   job of the loop enqueues runs on the loop's thread as soon as that returns, before any other
+///   event or job, so a handler starts without waking another CPU. While it runs, the loop is free:
+///   if it takes longer than `stallLimit`, a standby thread takes the loop over (the two threads
+///   swap roles), so user code holds the loop up by at most that.
 public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     public static let shared = EventLoop()
 
@@ -222,8 +223,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         for job in moved { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
     }
 
-    /// Queues a `HandlerExecutor` job: to run on the loop's thread after the current turn when
-    /// enqueued by the loop, else on the global concurrent executor.
+    /// Queues a `HandlerExecutor` job: to run on the loop's thread once the fd handler or job that
+    /// enqueued it returns when enqueued by the loop, else on the global concurrent executor.
     func enqueueHandlerJob(_ job: consuming ExecutorJob) {
         guard isCurrent else { return globalConcurrentExecutor.enqueue(job) }
         let job = UnownedJob(job)
