@@ -61,6 +61,14 @@ def start_journald():
         if time.monotonic() > deadline:
             raise RuntimeError("private journald did not start")
         time.sleep(0.01)
+    # The socket exists before journald reads it: until an entry comes back, a burst of sends may
+    # find its queue full, and a sender that falls back to stderr (taskd does) loses them for the test.
+    marker = f"journald-ready-{time.monotonic_ns()}"
+    subprocess.run(["systemd-cat", "-t", "taskd-tests", "echo", marker], check=True)
+    while not [e for e in journal(SYSLOG_IDENTIFIER="taskd-tests") if e.get("MESSAGE") == marker]:
+        if time.monotonic() > deadline:
+            raise RuntimeError("private journald did not answer")
+        time.sleep(0.01)
 
 
 def pytest_configure(config):

@@ -28,7 +28,8 @@ def test_journald_stops_events_go_to_stderr_nothing_blocks_and_journald_is_used_
         conftest.start_journald()
     r = d.taskctl("wake", "hello", "--wait", "--json")
     back = json.loads(r.stdout)[0]["runId"]
-    wait_for(lambda: [e for e in journal(TASK_RUN_ID=back) if "TASK_OUTCOME" in e], what="journald used again")
+    wait_for(lambda: [e for e in journal(TASK_RUN_ID=back) if "TASK_OUTCOME" in e],
+             what=lambda: f"journald used again; the end of taskd's standard error: {d.stderr_text()[-800:]!r}")
 
 
 def state_files_are_valid(folder):
