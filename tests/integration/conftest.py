@@ -61,14 +61,20 @@ def start_journald():
         if time.monotonic() > deadline:
             raise RuntimeError("private journald did not start")
         time.sleep(0.01)
-    # The socket exists before journald reads it: until an entry comes back, a burst of sends may
-    # find its queue full, and a sender that falls back to stderr (taskd does) loses them for the test.
+    # Its sockets exist before journald serves them (systemd-cat is refused meanwhile): a sender that
+    # falls back to stderr when a send fails (taskd does) would lose entries for the tests. Ready is
+    # when an entry comes back.
     marker = f"journald-ready-{time.monotonic_ns()}"
-    subprocess.run(["systemd-cat", "-t", "taskd-tests", "echo", marker], check=True)
-    while not [e for e in journal(SYSLOG_IDENTIFIER="taskd-tests") if e.get("MESSAGE") == marker]:
+    while True:
+        subprocess.run(["systemd-cat", "-t", "taskd-tests", "echo", marker], stderr=subprocess.DEVNULL)
+        try:
+            if [e for e in journal(SYSLOG_IDENTIFIER="taskd-tests") if e.get("MESSAGE") == marker]:
+                break
+        except subprocess.CalledProcessError:
+            pass  # journalctl --sync refused as well
         if time.monotonic() > deadline:
             raise RuntimeError("private journald did not answer")
-        time.sleep(0.01)
+        time.sleep(0.02)
 
 
 def pytest_configure(config):
