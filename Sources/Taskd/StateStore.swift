@@ -66,7 +66,9 @@ final class StateStore: Sendable {
     private struct LogFile {
         var fd: Int32 = -1
         var size = 0
-        var live: [String: [UInt8]] = [:]
+        /// Each record's line, and its rank in the order records were added (kept by compaction).
+        var live: [String: (rank: UInt64, line: [UInt8])] = [:]
+        var added: UInt64 = 0
         /// The bytes of the live records, kept as they change (the compaction threshold).
         var liveBytes = 0
         var failing = false
@@ -74,9 +76,11 @@ final class StateStore: Sendable {
         var unsynced = false
 
         mutating func set(_ id: String, _ line: [UInt8]?) {
-            liveBytes -= live[id]?.count ?? 0
-            live[id] = line
-            liveBytes += line?.count ?? 0
+            let old = live[id]
+            liveBytes += (line?.count ?? 0) - (old?.line.count ?? 0)
+            guard let line else { return live[id] = nil }
+            added += 1
+            live[id] = (old?.rank ?? added, line)
         }
     }
 
@@ -187,7 +191,7 @@ final class StateStore: Sendable {
     /// Rewrites the log with its live records only (atomically) and reopens it for appending.
     private func compact() -> String? {
         log.withLock { file -> String? in
-            let bytes = file.live.values.flatMap { $0 }
+            let bytes = file.live.values.sorted { $0.rank < $1.rank }.flatMap(\.line)
             if let error = FileIO.replace(logPath, with: bytes) {
                 file.failing = true
                 return "\(logPath): cannot write (\(error)); acknowledged wakes are kept in memory only"

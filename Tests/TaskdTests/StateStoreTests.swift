@@ -80,4 +80,16 @@ struct StateStoreTests {
         let (_, replayed) = await Self.open(directory)
         #expect(replayed.isEmpty)
     }
+
+    @Test("wakes are replayed in the order they were acknowledged, also after the log was compacted")
+    func replayKeepsTheOrderAcrossCompactions() async {
+        let directory = Self.folder()
+        let (store, _) = await Self.open(directory)
+        let ids = (0..<64).map { "order\($0)" }
+        await store.waitDurable(store.add(ids.map(Self.wake)))
+        let (_, first) = await Self.open(directory)  // compacts the log at start
+        let (_, second) = await Self.open(directory)
+        #expect(first.map(\.id) == ids)
+        #expect(second.map(\.id) == ids)
+    }
 }
