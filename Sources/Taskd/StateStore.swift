@@ -9,14 +9,17 @@ import TaskdIO
 
 /// The state folder. Per task, `tasks/KIND:IDENTIFIER.json` (a `TaskRecord`), replaced atomically:
 /// temporary file, fsync, rename, fsync of the folder. And `wakes.log`, the acknowledged wakes not
-/// yet answered: one JSON line per record added or settled, appended in batches, compacted when
+/// yet answered: one JSON line per record added or settled, written in batches, compacted when
 /// mostly settled. An added wake is fdatasynced at the next batch (group commit; its reply waits
-/// for it). Task snapshots and settle lines are the lazy part: while wakes keep coming, they are
-/// written at most every `lazyInterval` (one history file rewrite, not one per batch), and settle
-/// lines are synced with the next added wake or barrier: a machine crash may replay an answered
-/// wake (delivery is at least once), never lose one. All file work happens on one serial queue,
-/// never on the cooperative pool. A failure is reported through `report` once per spell (priority 3,
-/// "error"), its end once (priority 5, "writable again"), and scheduling goes on in memory.
+/// for it). The log's file is kept zero-filled ahead of its records (`logChunk`), so that a batch
+/// overwrites blocks that exist already and its fdatasync writes data alone, with no commit of the
+/// file system's journal; reading stops at the first NUL byte. Task snapshots and settle lines are
+/// the lazy part: while wakes keep coming, they are written at most every `lazyInterval` (one
+/// history file rewrite, not one per batch), and settle lines are synced with the next added wake
+/// or barrier: a machine crash may replay an answered wake (delivery is at least once), never lose
+/// one. All file work happens on one serial queue, never on the cooperative pool. A failure is
+/// reported through `report` once per spell (priority 3, "error"), its end once (priority 5,
+/// "writable again"), and scheduling goes on in memory.
 final class StateStore: Sendable {
     let directory: String
     private let queue = DispatchQueue(label: "taskd.state")
@@ -28,6 +31,15 @@ final class StateStore: Sendable {
 
     /// How long the lazy part may wait while wakes keep coming (µs).
     static let lazyInterval: UInt64 = 10_000
+
+    /// The log's file grows by zero-filled chunks of this many bytes, written ahead of the records.
+    static let logChunk = 256 * 1024
+
+    /// The zeros to write after `count` bytes of records: at least half a chunk, to a chunk's end.
+    static func zeros(after count: Int) -> [UInt8] {
+        let end = (count + logChunk / 2 + logChunk - 1) / logChunk * logChunk
+        return [UInt8](repeating: 0, count: end - count)
+    }
 
     /// Work handed to the queue and not yet written.
     private struct Pending {
@@ -65,7 +77,10 @@ final class StateStore: Sendable {
     /// The open log and the records it holds that are not settled (for compaction).
     private struct LogFile {
         var fd: Int32 = -1
+        /// Where the records end and the zeros begin.
         var size = 0
+        /// The file's length: records, then zeros.
+        var capacity = 0
         /// Each record's line, and its rank in the order records were added (kept by compaction).
         var live: [String: (rank: UInt64, line: [UInt8])] = [:]
         var added: UInt64 = 0
@@ -161,7 +176,10 @@ final class StateStore: Sendable {
         case .failure(let error) where error.errno == ENOENT: break
         case .failure(let error):
             problems.append("\(logPath): cannot read (\(error)); \(moveAside(logPath))")
-        case .success(let bytes):
+        case .success(let file):
+            // The records end at the first NUL: the zeros written ahead of them, or a batch a crash
+            // cut short (never acknowledged).
+            let bytes = file.prefix { $0 != 0 }
             let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             for (number, raw) in lines.enumerated() {
                 if raw.isEmpty { continue }
@@ -180,8 +198,7 @@ final class StateStore: Sendable {
         }
         let wakes = order.compactMap { live[$0] }
         log.withLock { file in
-            file.live = [:]
-            file.liveBytes = 0
+            file = LogFile()
             for wake in wakes { file.set(wake.id, wake.line) }
         }
         if let problem = compact() { onError(problem) }
@@ -192,14 +209,16 @@ final class StateStore: Sendable {
     private func compact() -> String? {
         log.withLock { file -> String? in
             let bytes = file.live.values.sorted { $0.rank < $1.rank }.flatMap(\.line)
-            if let error = FileIO.replace(logPath, with: bytes) {
+            let padded = bytes + Self.zeros(after: bytes.count)
+            if let error = FileIO.replace(logPath, with: padded) {
                 file.failing = true
                 return "\(logPath): cannot write (\(error)); acknowledged wakes are kept in memory only"
             }
             FileIO.syncDirectory(directory)
             if file.fd >= 0 { close(file.fd) }
-            file.fd = open(logPath, O_WRONLY | O_APPEND | O_CLOEXEC)
+            file.fd = open(logPath, O_WRONLY | O_CLOEXEC)
             file.size = bytes.count
+            file.capacity = padded.count
             file.unsynced = false
             return file.fd < 0 ? "\(logPath): cannot open (\(String(cString: strerror(errno))))" : nil
         }
@@ -339,11 +358,15 @@ final class StateStore: Sendable {
             let lines = batch.added + batch.settled
             let sync = !batch.added.isEmpty || batch.barrier
             guard !lines.isEmpty || (sync && file.unsynced) else { return false }
-            var written = file.fd >= 0 && FileIO.writeAll(file.fd, lines)
+            let end = file.size + lines.count
+            // Past the zeros, the next chunk of them goes with the lines (one commit per chunk).
+            let zeros = end <= file.capacity ? [] : Self.zeros(after: end)
+            var written = file.fd >= 0 && FileIO.writeAll(file.fd, lines + zeros, at: file.size)
             if written && sync { written = fdatasync(file.fd) == 0 }
             if written {
                 file.unsynced = !sync
-                file.size += lines.count
+                file.size = end
+                file.capacity = max(file.capacity, end + zeros.count)
                 if file.failing { report(5, "\(logPath): writable again") }
                 file.failing = false
             } else if !file.failing {

@@ -7,9 +7,19 @@ public enum FileIO {
     /// Writes all of `bytes` to `fd`, retrying short writes and EINTR; false (errno set) on failure.
     @discardableResult
     public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        writeAll(fd, bytes, at: nil)
+    }
+
+    /// Writes all of `bytes` to `fd` at `position` (`pwrite`; the file offset is left alone), or at
+    /// the file offset when `position` is nil; false (errno set) on failure.
+    @discardableResult
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8], at position: Int?) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            let n = bytes[offset...].withUnsafeBytes { buffer in
+                if let position { return pwrite(fd, buffer.baseAddress, buffer.count, off_t(position + offset)) }
+                return write(fd, buffer.baseAddress, buffer.count)
+            }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { return false }
             offset += n

@@ -21,6 +21,12 @@ struct StateStoreTests {
         WakeRecord(id: id, key: key, wakeID: nil, payload: "{\"n\":1}", acknowledgedUSec: 1)
     }
 
+    /// The log's bytes before the zeros written ahead of its records.
+    static func records(_ store: StateStore) -> [UInt8]? {
+        guard case .success(let bytes) = FileIO.read(store.logPath) else { return nil }
+        return Array(bytes.prefix { $0 != 0 })
+    }
+
     static func open(_ directory: String) async -> (StateStore, [WakeRecord]) {
         let store = StateStore(directory: directory) { _, problem in Issue.record("\(problem)") }
         _ = await store.loadTasks([key])
@@ -48,7 +54,7 @@ struct StateStoreTests {
             return
         }
         #expect(TaskRecord(decoding: bytes)?.lastTriggerUSec == 42)
-        guard case .success(let log) = FileIO.read(store.logPath) else {
+        guard let log = Self.records(store) else {
             Issue.record("no wake log")
             return
         }
@@ -69,7 +75,7 @@ struct StateStoreTests {
         store.save(Self.key, TaskRecord(), sync: false)
         // No barrier: poll the folder (bounded by the time limit) until the lazy flush has run.
         while true {
-            if case .success(let log) = FileIO.read(store.logPath),
+            if let log = Self.records(store),
                 String(decoding: log, as: UTF8.self).hasSuffix("{\"settle\":\"a\"}\n"),
                 case .success = FileIO.read(store.taskPath(Self.key))
             {
@@ -79,6 +85,39 @@ struct StateStoreTests {
         }
         let (_, replayed) = await Self.open(directory)
         #expect(replayed.isEmpty)
+    }
+
+    @Test("the log is zero-filled a chunk ahead of its records and grows by chunks; a restart replays them all")
+    func logGrowsByZeroFilledChunks() async {
+        let directory = Self.folder()
+        let (store, _) = await Self.open(directory)
+        let ids = (0..<4000).map { "w\($0)" }
+        for batch in stride(from: 0, to: ids.count, by: 500) {
+            await store.waitDurable(store.add(ids[batch..<batch + 500].map(Self.wake)))
+        }
+        guard case .success(let file) = FileIO.read(store.logPath), let records = Self.records(store) else {
+            Issue.record("no wake log")
+            return
+        }
+        #expect(records.count > StateStore.logChunk)  // it grew past its first chunk
+        #expect(file.count % StateStore.logChunk == 0)
+        #expect(file.count - records.count >= StateStore.logChunk / 2)
+        #expect(file[records.count...].allSatisfy { $0 == 0 })
+        let (_, replayed) = await Self.open(directory)
+        #expect(replayed.map(\.id) == ids)
+    }
+
+    @Test("what a crash left after the zeros (a batch never acknowledged) is ignored and compacted away")
+    func bytesAfterTheZerosAreIgnored() async {
+        let directory = Self.folder()
+        let kept = Self.wake("kept").line
+        let cut = Array(#"{"add":"lost","kind":"appRefresh","task":"refresh","atUSec":1}"#.utf8) + [10]
+        let file = kept + [UInt8](repeating: 0, count: 4096) + cut + [UInt8](repeating: 0, count: 100)
+        mkdir(directory, 0o755)
+        #expect(FileIO.replace(directory + "/wakes.log", with: file) == nil)
+        let (store, replayed) = await Self.open(directory)
+        #expect(replayed.map(\.id) == ["kept"])
+        #expect(Self.records(store) == kept)
     }
 
     @Test("wakes are replayed in the order they were acknowledged, also after the log was compacted")
