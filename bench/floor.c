@@ -16,6 +16,10 @@
 //                                     prints reaped - deadline
 //   floor load SOCK CLIENTS SECONDS REQ  CLIENTS threads on persistent connections send REQ\0 and
 //                                     read the reply, as fast as answered: prints the count
+//   floor durable-server SOCK LOG     the sustained floor: an epoll loop reads requests from any number
+//                                     of clients, a writer thread appends one line per request to LOG
+//                                     (kept zero-filled ahead, as taskd does) and fdatasyncs each batch
+//                                     (group commit) before it replies to the batch's requests
 //   floor accept-idle SOCK            blocks in accept(2) forever (the idle floor)
 //   floor hang                        ignores SIGTERM and waits for SIGKILL (a handler over budget)
 #define _GNU_SOURCE
@@ -29,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -335,6 +340,92 @@ static void load(const char *sock, int clients, double seconds, const char *requ
     printf("%ld\n", total);
 }
 
+// The durable server's batch: the lines to write and the connections to answer once they are synced.
+#define DURABLE_MAX 4096
+#define DURABLE_CHUNK (256 * 1024)
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    char lines[DURABLE_MAX * 128];
+    size_t used;
+    int waiting[DURABLE_MAX];
+    int count;
+    int log;
+} durable = {.lock = PTHREAD_MUTEX_INITIALIZER, .ready = PTHREAD_COND_INITIALIZER};
+
+static const char durable_reply[] =
+    "{\"parameters\":{\"runs\":[{\"runId\":\"0123456789abcdef\",\"task\":\"quiet\",\"state\":\"running\"}]}}";
+
+static void *durable_writer(void *unused) {
+    (void)unused;
+    static char lines[sizeof durable.lines], zeros[DURABLE_CHUNK];
+    static int answer[DURABLE_MAX];
+    off_t size = 0, capacity = DURABLE_CHUNK;  // durable_server wrote the first chunk of zeros
+    for (;;) {
+        pthread_mutex_lock(&durable.lock);
+        while (durable.count == 0) pthread_cond_wait(&durable.ready, &durable.lock);
+        size_t used = durable.used;
+        int count = durable.count;
+        memcpy(lines, durable.lines, used);
+        memcpy(answer, durable.waiting, (size_t)count * sizeof(int));
+        durable.used = 0;
+        durable.count = 0;
+        pthread_mutex_unlock(&durable.lock);
+        if (pwrite(durable.log, lines, used, size) != (ssize_t)used) die("pwrite");
+        size += (off_t)used;
+        if (size > capacity - DURABLE_CHUNK / 2) {
+            if (pwrite(durable.log, zeros, sizeof zeros, capacity) != (ssize_t)sizeof zeros) die("pwrite");
+            capacity += DURABLE_CHUNK;
+        }
+        if (fdatasync(durable.log) < 0) die("fdatasync");
+        for (int i = 0; i < count; i++) send(answer[i], durable_reply, sizeof durable_reply, MSG_NOSIGNAL);
+    }
+    return NULL;
+}
+
+static void durable_server(const char *sock, const char *log) {
+    durable.log = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (durable.log < 0) die("open");
+    static char zeros[DURABLE_CHUNK];
+    write_all(durable.log, zeros, sizeof zeros);
+    if (fsync(durable.log) < 0) die("fsync");
+    pthread_t writer;
+    pthread_create(&writer, NULL, durable_writer, NULL);
+    int lfd = listen_on(sock), ep = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event event = {.events = EPOLLIN, .data.fd = lfd};
+    epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &event);
+    struct epoll_event events[64];
+    char buf[65536];
+    uint64_t serial = 0;
+    for (;;) {
+        int n = epoll_wait(ep, events, 64, -1);
+        for (int i = 0; i < n; i++) {
+            int fd = events[i].data.fd;
+            if (fd == lfd) {
+                int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+                struct epoll_event e = {.events = EPOLLIN, .data.fd = c};
+                if (c >= 0) epoll_ctl(ep, EPOLL_CTL_ADD, c, &e);
+                continue;
+            }
+            ssize_t r = recv(fd, buf, sizeof buf, 0);
+            if (r <= 0) {
+                close(fd);
+                continue;
+            }
+            pthread_mutex_lock(&durable.lock);
+            for (ssize_t k = 0; k < r; k++) {
+                if (buf[k] != 0 || durable.count == DURABLE_MAX) continue;
+                durable.used += (size_t)snprintf(durable.lines + durable.used, 128,
+                    "{\"add\":\"%016llx\",\"atUSec\":%lld,\"kind\":\"appRefresh\",\"task\":\"quiet\"}\n",
+                    (unsigned long long)++serial, (long long)(now_ns(CLOCK_REALTIME) / 1000));
+                durable.waiting[durable.count++] = fd;
+            }
+            pthread_cond_signal(&durable.ready);
+            pthread_mutex_unlock(&durable.lock);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "rtt")) rtt(atoi(argv[2]));
     else if (argc >= 4 && !strcmp(argv[1], "spawn-server")) spawn_server(argv[2], argv[3], argv[0]);
@@ -345,6 +436,7 @@ int main(int argc, char **argv) {
     else if (argc >= 3 && !strcmp(argv[1], "kill-reap")) kill_reap(atoi(argv[2]));
     else if (argc >= 4 && !strcmp(argv[1], "deadline-reap")) deadline_reap(atoi(argv[2]), atoi(argv[3]), argv[0]);
     else if (argc >= 6 && !strcmp(argv[1], "load")) load(argv[2], atoi(argv[3]), atof(argv[4]), argv[5]);
+    else if (argc >= 4 && !strcmp(argv[1], "durable-server")) durable_server(argv[2], argv[3]);
     else if (argc >= 3 && !strcmp(argv[1], "accept-idle")) {
         int lfd = listen_on(argv[2]);
         for (;;) accept(lfd, NULL, NULL);
