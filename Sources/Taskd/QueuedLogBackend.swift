@@ -34,6 +34,9 @@ final class QueuedLogBackend: LogBackend {
         EventLoop.shared.afterTurn { [self] in queue.async { self.drain() } }
     }
 
+    /// How many entries are handed on at once (one write to standard error, one check for journald).
+    static let slice = 64
+
     /// Hands on every entry waiting (on `queue`).
     private func drain() {
         let entries = batch.withLock { entries in
@@ -41,9 +44,10 @@ final class QueuedLogBackend: LogBackend {
             swap(&entries, &taken)
             return taken
         }
-        for entry in entries {
-            base.send(entry)
-            let left = pending.subtract(1, ordering: .relaxed).newValue
+        for start in stride(from: 0, to: entries.count, by: Self.slice) {
+            let slice = entries[start..<min(start + Self.slice, entries.count)]
+            base.send(batch: slice)
+            let left = pending.subtract(slice.count, ordering: .relaxed).newValue
             if left < Self.outputBacklog / 2 {
                 let count = shed.exchange(0, ordering: .relaxed)
                 if count > 0 { base.send(Self.backlogEntry(count)) }

@@ -5,8 +5,9 @@ import CSystemd
 #endif
 
 /// Sends entries to journald with `sd_journal_sendv`. `sd_journal_sendv` returns 0 and drops the
-/// entry when no journald listens, so each send first checks for the socket; without it (or on a
-/// send error) the entry goes to the fallback instead, and journald is used again once it returns.
+/// entry when no journald listens, so each send (each batch: `QueuedLogBackend.slice` entries at
+/// most) first checks for the socket; without it (or on a send error) the entries go to the fallback
+/// instead, and journald is used again once it returns.
 public struct JournalLogBackend: LogBackend {
     public static let socketPath = "/run/systemd/journal/socket"
 
@@ -21,8 +22,15 @@ public struct JournalLogBackend: LogBackend {
     /// True when a journald socket exists at the standard path.
     public static var isAvailable: Bool { access(socketPath, F_OK) == 0 }
 
-    public func send(_ entry: LogEntry) {
-        guard Self.isAvailable else { return fallback.send(entry) }
+    public func send(_ entry: LogEntry) { send(batch: [entry]) }
+
+    /// Checks for journald once for the whole batch.
+    public func send(batch entries: ArraySlice<LogEntry>) {
+        guard Self.isAvailable else { return fallback.send(batch: entries) }
+        for entry in entries { sendToJournal(entry) }
+    }
+
+    private func sendToJournal(_ entry: LogEntry) {
         var fields = entry.fields
         if entry["SYSLOG_IDENTIFIER"] == nil { fields.append(("SYSLOG_IDENTIFIER", identifier)) }
         let strings = fields.map { strdup("\($0.key)=\($0.value)")! }

@@ -12,17 +12,22 @@ public struct StderrLogBackend: LogBackend {
 
     public init(maxPriority: Int = 6) { self.maxPriority = maxPriority }
 
-    public func send(_ entry: LogEntry) {
-        guard entry.priority <= maxPriority else { return }
-        var line: String
-        if entry["TASK_STREAM"] != nil, let task = entry["TASK"] {
-            let run = entry["TASK_RUN_ID"].map { String($0.prefix(8)) } ?? "?"
-            line = "\(task)[\(run)]: \(entry.message)"
-        } else {
-            line = "taskd: \(entry.message)"
+    public func send(_ entry: LogEntry) { send(batch: [entry]) }
+
+    /// Writes the lines of `entries` with one write.
+    public func send(batch entries: ArraySlice<LogEntry>) {
+        var text: [UInt8] = []
+        for entry in entries where entry.priority <= maxPriority {
+            var line: String
+            if entry["TASK_STREAM"] != nil, let task = entry["TASK"] {
+                let run = entry["TASK_RUN_ID"].map { String($0.prefix(8)) } ?? "?"
+                line = "\(task)[\(run)]: \(entry.message)"
+            } else {
+                line = "taskd: \(entry.message)"
+            }
+            text += (line.replacingOccurrences(of: "\n", with: "\n    ") + "\n").utf8
         }
-        line = line.replacingOccurrences(of: "\n", with: "\n    ") + "\n"
-        FileIO.writeAll(2, Array(line.utf8))
+        if !text.isEmpty { FileIO.writeAll(2, text) }
     }
 }
 

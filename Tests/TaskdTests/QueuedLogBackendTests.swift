@@ -63,4 +63,16 @@ struct QueuedLogBackendTests {
         queue.flush()
         #expect(stalled.received.withLock { $0.map(\.message) } == (0..<1000).map(String.init))
     }
+
+    @Test("entries are handed on in order, in batches of at most `slice` (one write, one journald check each)")
+    func batches() {
+        let recorder = BatchRecorder()
+        let queue = QueuedLogBackend(base: recorder)
+        let count = QueuedLogBackend.slice * 3 + 5
+        for i in 0..<count { queue.send(output("\(i)", "stdout")) }
+        queue.flush()
+        let batches = recorder.batches.withLock { $0 }
+        #expect(batches.flatMap { $0 } == (0..<count).map(String.init))
+        #expect(batches.count >= 4 && batches.allSatisfy { $0.count <= QueuedLogBackend.slice })
+    }
 }
