@@ -550,9 +550,13 @@ actor Daemon {
         statusAfterTurn()
     }
 
+    /// Arms the deadline timer for the scheduler's next deadline. A timerfd armed earlier than that
+    /// is left alone: it fires once early, `tick` finds nothing due and arms it then. A run that ends
+    /// before its budget (most do) so costs no system call, where disarming cost one per run.
     private func armTimer() {
         let next = scheduler.nextDeadline
         guard next != timerDeadline else { return }
+        if deadlineTimer != nil, let armed = timerDeadline, next.map({ $0 > armed }) ?? true { return }
         timer?.cancel()
         timerDeadline = next
         if deadlineTimer == nil {
