@@ -44,8 +44,8 @@ final class StateStore: Sendable {
     /// Work handed to the queue and not yet written.
     private struct Pending {
         /// Lines of acknowledged wakes, written and synced by the next flush.
-        var added: [UInt8] = []
-        var addedRecords: [(id: String, line: [UInt8])] = []
+        /// Encoded by the writer, off the event loop.
+        var added: [WakeRecord] = []
         /// Everything enqueued so far must be on disk after the next flush (`add([])`).
         var barrier = false
         // The lazy part.
@@ -232,11 +232,7 @@ final class StateStore: Sendable {
     func add(_ records: [WakeRecord]) -> UInt64 {
         enqueue { p in
             if records.isEmpty { p.barrier = true }
-            for r in records {
-                let line = r.line
-                p.added += line
-                p.addedRecords.append((r.id, line))
-            }
+            p.added += records
         }
     }
 
@@ -304,7 +300,6 @@ final class StateStore: Sendable {
                 p.lazyWrittenAt = now
             }
             swap(&batch.added, &p.added)
-            swap(&batch.addedRecords, &p.addedRecords)
             swap(&batch.barrier, &p.barrier)
             batch.sequence = p.sequence
             p.scheduled = false
@@ -353,9 +348,14 @@ final class StateStore: Sendable {
 
     private func appendLines(_ batch: Pending) {
         let needsCompaction = log.withLock { file -> Bool in
-            for (id, line) in batch.addedRecords { file.set(id, line) }
+            var lines: [UInt8] = []
+            for record in batch.added {
+                let line = record.line
+                lines += line
+                file.set(record.id, line)
+            }
             for id in batch.settledIDs { file.set(id, nil) }
-            let lines = batch.added + batch.settled
+            lines += batch.settled
             let sync = !batch.added.isEmpty || batch.barrier
             guard !lines.isEmpty || (sync && file.unsynced) else { return false }
             let end = file.size + lines.count
