@@ -17,12 +17,16 @@ struct ControlService: Sendable {
 
     func handle(_ call: VarlinkCall, on channel: some ReplyChannel) async {
         let peer = channel.peer
-        journal.daemon(
-            .request, 7, "request \(call.method) from \(peer)",
-            [
-                ("REQUEST_METHOD", call.method), ("PEER_PID", String(peer.pid)), ("PEER_UID", String(peer.uid)),
-                ("PEER_GID", String(peer.gid)),
-            ])
+        let method = call.method
+        journal.daemon(.request, 7) {
+            (
+                "request \(method) from \(peer)",
+                [
+                    ("REQUEST_METHOD", method), ("PEER_PID", String(peer.pid)), ("PEER_UID", String(peer.uid)),
+                    ("PEER_GID", String(peer.gid)),
+                ]
+            )
+        }
         do {
             try await daemon.checkAccess(peer)
             try await dispatch(call, on: channel)

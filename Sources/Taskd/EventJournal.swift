@@ -7,7 +7,12 @@ import TaskdSystem
 struct EventJournal: Sendable {
     let backend: any LogBackend
 
+    /// Journals `event`; its entry is formatted on the journal's thread.
     func report(_ event: SchedulerEvent) {
+        backend.send(lazy: { Self.entry(for: event) })
+    }
+
+    static func entry(for event: SchedulerEvent) -> LogEntry {
         let run = event.run
         let name = run.key.identifier
         let short = String(run.id.prefix(8))
@@ -49,7 +54,7 @@ struct EventJournal: Sendable {
             entry = Self.ended(run, name: name, short: short)
         }
         Self.addRunFields(run, to: &entry)
-        backend.send(entry)
+        return entry
     }
 
     private static func ended(_ run: Run, name: String, short: String) -> LogEntry {
@@ -142,5 +147,17 @@ struct EventJournal: Sendable {
         var entry = Self.entry(id, priority, message)
         entry.fields += fields
         backend.send(entry)
+    }
+
+    /// A daemon event whose message and fields `make` formats, on the journal's thread.
+    func daemon(
+        _ id: MessageID, _ priority: Int, lazy make: @escaping @Sendable () -> (String, [(key: String, value: String)])
+    ) {
+        backend.send(lazy: {
+            let (message, fields) = make()
+            var entry = Self.entry(id, priority, message)
+            entry.fields += fields
+            return entry
+        })
     }
 }

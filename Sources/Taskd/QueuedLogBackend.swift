@@ -8,15 +8,22 @@ import TaskdSystem
 /// the queue's thread is woken when a batch starts, and, for entries from the event loop, only at
 /// the end of the loop's turn, so a handler the turn started gets the CPU first. Handler output
 /// (`sheddable` entries) is shed once `outputBacklog` entries wait, and the count is journaled
-/// when the backlog has halved; taskd's own events are never shed.
+/// when the backlog has halved; taskd's own events are never shed. An entry sent `lazy` is
+/// formatted on the queue's thread, off the event loop.
 final class QueuedLogBackend: LogBackend {
     static let outputBacklog = 16_384
 
     let base: any LogBackend
     private let queue = DispatchQueue(label: "taskd.log")
-    private let batch = Mutex<[LogEntry]>([])
+    private let batch = Mutex<[Item]>([])
     private let pending = Atomic<Int>(0)
     private let shed = Atomic<Int>(0)
+
+    /// An entry, or what makes it.
+    private enum Item {
+        case entry(LogEntry)
+        case lazy(@Sendable () -> LogEntry)
+    }
 
     init(base: any LogBackend) { self.base = base }
 
@@ -25,10 +32,16 @@ final class QueuedLogBackend: LogBackend {
             shed.add(1, ordering: .relaxed)
             return
         }
+        enqueue(.entry(entry))
+    }
+
+    func send(lazy make: @escaping @Sendable () -> LogEntry) { enqueue(.lazy(make)) }
+
+    private func enqueue(_ item: Item) {
         pending.add(1, ordering: .relaxed)
-        let first = batch.withLock { entries in
-            entries.append(entry)
-            return entries.count == 1
+        let first = batch.withLock { items in
+            items.append(item)
+            return items.count == 1
         }
         guard first else { return }
         EventLoop.shared.afterTurn { [self] in queue.async { self.drain() } }
@@ -39,14 +52,19 @@ final class QueuedLogBackend: LogBackend {
 
     /// Hands on every entry waiting (on `queue`).
     private func drain() {
-        let entries = batch.withLock { entries in
-            var taken: [LogEntry] = []
-            swap(&entries, &taken)
+        let items = batch.withLock { items in
+            var taken: [Item] = []
+            swap(&items, &taken)
             return taken
         }
-        for start in stride(from: 0, to: entries.count, by: Self.slice) {
-            let slice = entries[start..<min(start + Self.slice, entries.count)]
-            base.send(batch: slice)
+        for start in stride(from: 0, to: items.count, by: Self.slice) {
+            let slice = items[start..<min(start + Self.slice, items.count)].map { item in
+                switch item {
+                case .entry(let entry): return entry
+                case .lazy(let make): return make()
+                }
+            }
+            base.send(batch: slice[...])
             let left = pending.subtract(slice.count, ordering: .relaxed).newValue
             if left < Self.outputBacklog / 2 {
                 let count = shed.exchange(0, ordering: .relaxed)

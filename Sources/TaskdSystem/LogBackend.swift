@@ -5,9 +5,15 @@ public protocol LogBackend: Sendable {
     /// Sends `entries` in order; by default one by one. A backend overrides it when it does better
     /// with many at once (one write, one check for journald).
     func send(batch entries: ArraySlice<LogEntry>)
+
+    /// Sends the entry `make` returns, in order with the others; by default made at once. A queued
+    /// backend makes it on its own thread, so the caller does not pay for the formatting.
+    func send(lazy make: @escaping @Sendable () -> LogEntry)
 }
 
 extension LogBackend {
+    public func send(lazy make: @escaping @Sendable () -> LogEntry) { send(make()) }
+
     public func send(batch entries: ArraySlice<LogEntry>) {
         for entry in entries { send(entry) }
     }

@@ -75,4 +75,25 @@ struct QueuedLogBackendTests {
         #expect(batches.flatMap { $0 } == (0..<count).map(String.init))
         #expect(batches.count >= 4 && batches.allSatisfy { $0.count <= QueuedLogBackend.slice })
     }
+
+    @Test(
+        "a lazy entry is made on the queue's thread, not the sender's, in order with the others",
+        .timeLimit(.minutes(1)))
+    func lazyEntries() {
+        let recorder = BatchRecorder()
+        let queue = QueuedLogBackend(base: recorder)
+        let sender = pthread_self()
+        let madeOnSender = Mutex<Bool?>(nil)
+        queue.send(LogEntry([("MESSAGE", "first")]))
+        queue.send(lazy: {
+            madeOnSender.withLock { $0 = pthread_equal(pthread_self(), sender) != 0 }
+            return LogEntry([("MESSAGE", "second")])
+        })
+        queue.send(output("third", "stdout"))
+        // Not `flush()`: `sync` may drain on this thread. Wait for the queue's own drain (the time
+        // limit bounds it).
+        while recorder.batches.withLock({ $0.flatMap { $0 }.count }) < 3 { usleep(1000) }
+        #expect(recorder.batches.withLock { $0.flatMap { $0 } } == ["first", "second", "third"])
+        #expect(madeOnSender.withLock { $0 } == false)
+    }
 }
