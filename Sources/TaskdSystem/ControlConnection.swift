@@ -121,10 +121,16 @@ public final class ControlConnection: ReplyChannel, Sendable {
             if events & EventLoop.hangup != 0 { close() }
             return
         }
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        // Not zero-filled first: recv writes the bytes that count.
+        var n = 0
+        var readError: Int32 = 0
+        let buffer = [UInt8](unsafeUninitializedCapacity: 16384) { bytes, count in
+            n = recv(fd, bytes.baseAddress, bytes.count, 0)
+            readError = n < 0 ? errno : 0
+            count = max(n, 0)
+        }
         if n < 0 {
-            if errno == EAGAIN || errno == EINTR { return }
+            if readError == EAGAIN || readError == EINTR { return }
             return close()
         }
         if n == 0 { return close() }
@@ -133,7 +139,7 @@ public final class ControlConnection: ReplyChannel, Sendable {
         let now = DeadlineTimer.now()
         let deadline = state.withLock { s -> UInt64? in
             s.lastActivity = now
-            s.framer.append(buffer[0..<n])
+            s.framer.append(buffer)
             defer {
                 s.partialSince = s.framer.pendingByteCount == 0 ? nil : (s.partialSince ?? now)
                 s.outstanding += calls.filter { !$0.oneway }.count
