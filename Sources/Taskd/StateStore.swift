@@ -198,7 +198,8 @@ final class StateStore: Sendable {
         }
         let wakes = order.compactMap { live[$0] }
         log.withLock { file in
-            file = LogFile()
+            file.live = [:]
+            file.liveBytes = 0
             for wake in wakes { file.set(wake.id, wake.line) }
         }
         if let problem = compact() { onError(problem) }
