@@ -33,7 +33,7 @@ public struct TaskDaemon: Sendable {
 
     /// Registers `action` for `task`; a run starts on a wake that targets it or on its timers, and
     /// is cancelled (Swift task cancellation) `cancelGrace` before `budget` ends. `action` starts
-    /// on taskd's event-loop thread (handed to a standby thread if it runs 1 ms without suspending)
+    /// on taskd's event-loop thread (handed to a standby thread if it runs 5 ms without suspending)
     /// and resumes on the global concurrent executor after a suspension; an `onCancel` handler runs
     /// on a thread of taskd's cancel queue, outside the cooperative pool. A file `tasks.d/IDENTIFIER.task` without `ExecStart=` may set
     /// its budget, timers and policies instead.
