@@ -94,8 +94,10 @@ struct EventJournal: Sendable {
         }
     }
 
-    static func entry(_ id: MessageID, _ priority: Int, _ message: String) -> LogEntry {
-        LogEntry([("MESSAGE", message), ("PRIORITY", String(priority)), ("MESSAGE_ID", id.rawValue)])
+    static func entry(
+        _ id: MessageID, _ priority: Int, _ message: String, _ fields: [(key: String, value: String)] = []
+    ) -> LogEntry {
+        LogEntry([("MESSAGE", message), ("PRIORITY", String(priority)), ("MESSAGE_ID", id.rawValue)] + fields)
     }
 
     static func addRunFields(_ run: Run, to entry: inout LogEntry) {
@@ -144,9 +146,7 @@ struct EventJournal: Sendable {
 
     /// A daemon-level event (ready, stopping, config errors, requests).
     func daemon(_ id: MessageID, _ priority: Int, _ message: String, _ fields: [(key: String, value: String)] = []) {
-        var entry = Self.entry(id, priority, message)
-        entry.fields += fields
-        backend.send(entry)
+        backend.send(Self.entry(id, priority, message, fields))
     }
 
     /// A daemon event whose message and fields `make` formats, on the journal's thread.
@@ -155,9 +155,7 @@ struct EventJournal: Sendable {
     ) {
         backend.send(lazy: {
             let (message, fields) = make()
-            var entry = Self.entry(id, priority, message)
-            entry.fields += fields
-            return entry
+            return Self.entry(id, priority, message, fields)
         })
     }
 }

@@ -43,8 +43,8 @@ final class StateStore: Sendable {
 
     /// Work handed to the queue and not yet written.
     private struct Pending {
-        /// Lines of acknowledged wakes, written and synced by the next flush.
-        /// Encoded by the writer, off the event loop.
+        /// Acknowledged wakes, written and synced by the next flush; their lines are encoded by the
+        /// writer, off the event loop.
         var added: [WakeRecord] = []
         /// Everything enqueued so far must be on disk after the next flush (`add([])`).
         var barrier = false
