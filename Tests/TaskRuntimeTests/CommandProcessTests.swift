@@ -162,14 +162,35 @@ struct CommandProcessTests {
         identity.uid = 65534
         identity.gid = 65534
         identity.groups = []
+        // The forked child inherits the spawning thread's name and keeps it, as it never reaches exec; a
+        // unique name tells it apart from other suites' children (a `waitpid(-1)` here would reap theirs).
+        let marker = "taskd-stepfail"
+        let comm = "/proc/thread-self/comm"
+        let saved = try String(contentsOfFile: comm, encoding: .utf8)
+        try marker.write(toFile: comm, atomically: false, encoding: .utf8)
         // /root is 0700: the new user cannot enter it, and chdir runs as the new user.
-        #expect {
-            try Recorder().spawn(["/bin/true"], cwd: "/root", identity: identity)
-        } throws: { error in
-            "\(error)".contains("WorkingDirectory=/root") && "\(error)".contains("Permission denied")
+        let result = Result { try Recorder().spawn(["/bin/true"], cwd: "/root", identity: identity) }
+        try saved.write(toFile: comm, atomically: false, encoding: .utf8)
+        #expect(throws: SpawnError.self) { try result.get() }
+        if case .failure(let error) = result {
+            #expect("\(error)".contains("WorkingDirectory=/root") && "\(error)".contains("Permission denied"))
         }
-        var status: Int32 = 0
-        #expect(waitpid(-1, &status, WNOHANG) <= 0)
+        #expect(childrenNamed(marker).isEmpty, "the failed child was not reaped")
+    }
+
+    /// Our child processes (zombies included) whose name is `comm`, from `/proc/*/stat`.
+    private func childrenNamed(_ comm: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> Int32? in
+            guard let pid = Int32(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let name = stat[stat.index(after: open)..<close]
+            let rest = stat[stat.index(after: close)...].split(separator: " ")
+            guard rest.count > 1, Int32(rest[1]) == getpid(), name == comm else { return nil }
+            return pid
+        }
     }
 
     @Test("an identity change without root fails at that step", .enabled(if: geteuid() != 0))
