@@ -38,7 +38,7 @@ public final class CommandProcess: Sendable {
         let path = try resolve(program, environment: environment)
 
         let stdinFD = try stdinDescriptor(payload)
-        defer { close(stdinFD) }
+        defer { if stdinFD != devNull { close(stdinFD) } }
         var outPipe: [Int32] = [-1, -1]
         var errPipe: [Int32] = [-1, -1]
         guard taskd_pipe_cloexec(&outPipe) == 0, taskd_pipe_cloexec(&errPipe) == 0 else {
@@ -266,11 +266,14 @@ public final class CommandProcess: Sendable {
         return out
     }
 
+    /// `/dev/null`, opened once and shared by every command without a payload (an `open` per spawn
+    /// was a path lookup on the wake's way to the command); -1 if it could not be opened.
+    private static let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+
     private static func stdinDescriptor(_ payload: String?) throws(SpawnError) -> Int32 {
         guard let payload else {
-            let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw SpawnError(message: "/dev/null: \(String(cString: strerror(errno)))") }
-            return fd
+            guard devNull >= 0 else { throw SpawnError(message: "/dev/null: cannot be opened") }
+            return devNull
         }
         let fd = taskd_memfd_create("taskd-payload")
         guard fd >= 0 else { throw SpawnError(message: "memfd_create: \(String(cString: strerror(errno)))") }
@@ -283,14 +286,10 @@ public final class CommandProcess: Sendable {
         return fd
     }
 
-    /// An absolute path as is; a bare name searched in the command's `PATH`.
+    /// A path as is (the spawn itself reports one that cannot be executed, naming it); a bare name
+    /// searched in the command's `PATH`.
     static func resolve(_ program: String, environment: [String]) throws(SpawnError) -> String {
-        if program.contains("/") {
-            guard access(program, X_OK) == 0 else {
-                throw SpawnError(message: "\(program): \(String(cString: strerror(errno)))")
-            }
-            return program
-        }
+        if program.contains("/") { return program }
         let path = environment.last { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? "/usr/bin:/bin"
         for dir in path.split(separator: ":") where !dir.isEmpty {
             let candidate = "\(dir)/\(program)"

@@ -44,6 +44,8 @@ enum HandlerEnvironment {
             "TASKD_DEADLINE_USEC=\(run.deadlineRealtime ?? 0)",
             "TASKD_NO_RETRY_EXIT_STATUS=\(RetryPolicy.noRetryExitStatus)",
         ]
+        // The names above are distinct: only the task's own assignments can repeat one.
+        guard !spec.environment.isEmpty else { return assignments }
         assignments += spec.environment
         // Keep the last assignment of each name, in first-seen order.
         var order: [String] = []
