@@ -16,7 +16,40 @@ struct ControlService: Sendable {
     }
 
     func handle(_ call: VarlinkCall, on channel: some ReplyChannel) async {
-        let peer = channel.peer
+        journalRequest(call, from: channel.peer)
+        do {
+            try await daemon.checkAccess(channel.peer)
+            try await dispatch(call, on: channel)
+        } catch {
+            answer(error, to: call, on: channel)
+        }
+    }
+
+    /// Serves a plain wake (no `more`, not oneway) at once, on the event loop's thread that read it:
+    /// no task and no hop before its handler starts; the reply leaves once the wake is on disk.
+    /// Returns false for any other call, which `handle` then serves.
+    func handleOnLoop(_ call: VarlinkCall, on channel: some ReplyChannel) -> Bool {
+        guard call.method == SchedulerInterface.wake, !call.more, !call.oneway else { return false }
+        journalRequest(call, from: channel.peer)
+        do {
+            try daemon.isolatedOnLoop { daemon in
+                try daemon.checkAccess(channel.peer)
+                let p = Parameters(call.parameters)
+                try p.only(["target", "id", "payload"])
+                try daemon.wake(
+                    target: try p.string("target"), id: try p.optionalString("id"),
+                    payload: try p.optionalObject("payload")?.description, peer: channel.peer
+                ) { runs in
+                    channel.send(VarlinkReply(parameters: ["runs": .array(runs.map(\.json))]))
+                }
+            }
+        } catch {
+            answer(error, to: call, on: channel)
+        }
+        return true
+    }
+
+    private func journalRequest(_ call: VarlinkCall, from peer: PeerCredentials) {
         let method = call.method
         journal.daemon(.request, 7) {
             (
@@ -27,31 +60,32 @@ struct ControlService: Sendable {
                 ]
             )
         }
-        do {
-            try await daemon.checkAccess(peer)
-            try await dispatch(call, on: channel)
-        } catch let error as TargetError {
-            switch error {
-            case .noSuchTask(let target, let known):
-                channel.send(
-                    .error(
-                        SchedulerInterface.noSuchTask,
-                        ["target": .string(target), "known": .array(known.map { .string($0) })]))
-            case .ambiguous(let target, let matches):
-                channel.send(
-                    .error(
-                        SchedulerInterface.ambiguousTarget,
-                        ["target": .string(target), "matches": .array(matches.map { .string($0) })]))
-            }
-        } catch let error as ParameterError {
+    }
+
+    /// Answers a call that failed with the error its interface names.
+    private func answer(_ error: any Error, to call: VarlinkCall, on channel: some ReplyChannel) {
+        let peer = channel.peer
+        switch error {
+        case TargetError.noSuchTask(let target, let known):
+            channel.send(
+                .error(
+                    SchedulerInterface.noSuchTask,
+                    ["target": .string(target), "known": .array(known.map { .string($0) })]
+                ))
+        case TargetError.ambiguous(let target, let matches):
+            channel.send(
+                .error(
+                    SchedulerInterface.ambiguousTarget,
+                    ["target": .string(target), "matches": .array(matches.map { .string($0) })]))
+        case let error as ParameterError:
             reject(call, peer: peer, reason: "invalid parameter '\(error.name)': \(error.reason)")
             channel.send(.error(VarlinkServiceInterface.invalidParameter, ["parameter": .string(error.name)]))
-        } catch DaemonError.permissionDenied(let reason) {
+        case DaemonError.permissionDenied(let reason):
             reject(call, peer: peer, reason: "permission denied: \(reason)")
             channel.send(.error(SchedulerInterface.permissionDenied, ["reason": .string(reason)]))
-        } catch DaemonError.shuttingDown {
+        case DaemonError.shuttingDown:
             channel.send(.error(SchedulerInterface.shuttingDown))
-        } catch {
+        default:
             channel.send(.error(SchedulerInterface.invalidRequest, ["reason": .string("\(error)")]))
         }
     }

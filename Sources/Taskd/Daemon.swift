@@ -170,6 +170,36 @@ actor Daemon {
     func wake(target: String, id: String?, payload: String?, watch: Bool, peer: PeerCredentials) async throws -> (
         runs: [RunInfo], updates: AsyncStream<RunInfo>?
     ) {
+        let (results, ticket, updates) = try acknowledge(
+            target: target, id: id, payload: payload, watch: watch, peer: peer)
+        await store.waitDurable(ticket)
+        // Each run as it is now. One that ended meanwhile is told as it was when acknowledged: its
+        // end is told (to a watcher) once the history recording it is on disk, which the reply
+        // does not wait for.
+        return (runs(results), updates)
+    }
+
+    /// Wakes the target as `wake` does, without waiting: `reply` gets the runs as acknowledged once
+    /// the wake is on disk, on the state writer's thread.
+    func wake(
+        target: String, id: String?, payload: String?, peer: PeerCredentials,
+        reply: @escaping @Sendable ([RunInfo]) -> Void
+    ) throws {
+        let (results, ticket, _) = try acknowledge(target: target, id: id, payload: payload, watch: false, peer: peer)
+        let runs = runs(results)
+        store.whenDurable(ticket) { reply(runs) }
+    }
+
+    /// The wake's runs as they are now (one that ended already: as it was acknowledged).
+    private func runs(_ results: [WakeResult]) -> [RunInfo] {
+        results.map { RunInfo(scheduler.runs[$0.run.id] ?? $0.run, disposition: $0.disposition) }
+    }
+
+    /// Records the wake, lets the scheduler decide and starts the runs; returns the decisions and
+    /// the ticket for which the record is on disk.
+    private func acknowledge(target: String, id: String?, payload: String?, watch: Bool, peer: PeerCredentials)
+        throws -> (results: [WakeResult], ticket: UInt64, updates: AsyncStream<RunInfo>?)
+    {
         guard !scheduler.isStopping else { throw DaemonError.shuttingDown }
         let keys = try scheduler.resolver.resolve(target)
         try checkWake(peer, keys)
@@ -195,14 +225,7 @@ actor Daemon {
         }
         let rest = startRuns(in: actions)
         afterHandlersStart { $0.perform(rest) }
-        await store.waitDurable(ticket)
-        // Each run as it is now. One that ended meanwhile is told as it was when acknowledged: its
-        // end is told (to a watcher) once the history recording it is on disk, which the reply
-        // does not wait for.
-        let runs = results.map { result in
-            RunInfo(scheduler.runs[result.run.id] ?? result.run, disposition: result.disposition)
-        }
-        return (runs, updates)
+        return (results, ticket, updates)
     }
 
     /// The run as it is now: in progress, or as the history recorded its end.
@@ -529,12 +552,13 @@ actor Daemon {
     /// loop, and the thread that holds the loop runs nothing else of the daemon's meanwhile, so this is
     /// `assumeIsolated` with the check done by `EventLoop.isCurrent` (two loads) instead of by the
     /// runtime, whose check cost about 10 µs of a timer's path here (bench/PROFILING.md).
-    private nonisolated func isolatedOnLoop(_ body: (isolated Daemon) -> Void) {
+    /// Callers outside the daemon use it from fd handlers of the loop (the control socket's fast path).
+    nonisolated func isolatedOnLoop<T, E: Error>(_ body: (isolated Daemon) throws(E) -> T) throws(E) -> T {
         precondition(EventLoop.shared.isCurrent, "the daemon's isolation is the event loop's thread")
-        typealias Isolated = (isolated Daemon) -> Void
-        typealias Plain = (Daemon) -> Void
-        withoutActuallyEscaping(body) { (body: @escaping Isolated) in
-            unsafeBitCast(body, to: Plain.self)(self)
+        typealias Isolated = (isolated Daemon) throws(E) -> T
+        typealias Plain = (Daemon) throws(E) -> T
+        return try withoutActuallyEscaping(body) { (body: @escaping Isolated) throws(E) -> T in
+            try unsafeBitCast(body, to: Plain.self)(self)
         }
     }
 

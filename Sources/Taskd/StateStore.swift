@@ -58,7 +58,7 @@ final class StateStore: Sendable {
         var settledIDs: [String] = []
         var sequence: UInt64 = 0
         var durable: UInt64 = 0
-        var waiters: [(UInt64, CheckedContinuation<Void, Never>)] = []
+        var waiters: [(UInt64, @Sendable () -> Void)] = []
         var scheduled = false
         /// A flush is scheduled for when the lazy part is due.
         var lazyScheduled = false
@@ -262,14 +262,18 @@ final class StateStore: Sendable {
     /// Returns once the wakes added up to `ticket` are written and synced (with a barrier's ticket:
     /// everything enqueued before it).
     func waitDurable(_ ticket: UInt64) async {
-        await withCheckedContinuation { continuation in
-            let done = pending.withLock { p -> Bool in
-                if p.durable >= ticket { return true }
-                p.waiters.append((ticket, continuation))
-                return false
-            }
-            if done { continuation.resume() }
+        await withCheckedContinuation { continuation in whenDurable(ticket) { continuation.resume() } }
+    }
+
+    /// Runs `body` once the wakes added up to `ticket` are written and synced: at once if they are,
+    /// else on the writer's thread right after the flush that put them on disk (keep it short).
+    func whenDurable(_ ticket: UInt64, _ body: @escaping @Sendable () -> Void) {
+        let done = pending.withLock { p -> Bool in
+            if p.durable >= ticket { return true }
+            p.waiters.append((ticket, body))
+            return false
         }
+        if done { body() }
     }
 
     private func enqueue(_ change: (inout Pending) -> Void) -> UInt64 {
@@ -338,13 +342,13 @@ final class StateStore: Sendable {
         }
         batch.afterSnapshots.forEach { $0() }
         if !batch.added.isEmpty || !batch.settled.isEmpty || batch.barrier { appendLines(batch) }
-        let ready = pending.withLock { p -> [CheckedContinuation<Void, Never>] in
+        let ready = pending.withLock { p -> [@Sendable () -> Void] in
             p.durable = batch.sequence
             let ready = p.waiters.filter { $0.0 <= batch.sequence }.map(\.1)
             p.waiters.removeAll { $0.0 <= batch.sequence }
             return ready
         }
-        ready.forEach { $0.resume() }
+        ready.forEach { $0() }
     }
 
     private func appendLines(_ batch: Pending) {

@@ -220,7 +220,7 @@ public struct TaskDaemon: Sendable {
             onChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged() } },
             onZoneChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged(zone: true) } })
         await daemon.start(recovering: wakes)
-        server.start()
+        server.start { service.handleOnLoop($0, on: $1) }
         // Connections are served on the event loop that reads them, as the daemon runs there.
         let acceptor = Task(executorPreference: EventLoop.shared) {
             await withDiscardingTaskGroup { group in

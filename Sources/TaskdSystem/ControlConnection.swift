@@ -8,15 +8,19 @@ import TaskdProtocol
 #endif
 
 /// One client connection of the control socket. Bytes are read on the event loop's thread (never
-/// on the cooperative pool), framed into Varlink calls and handed on in order through `calls`;
-/// replies are written without blocking, buffering at most `maxPendingOutput` bytes for a slow reader.
+/// on the cooperative pool) and framed into Varlink calls. A lone call with none in progress is
+/// offered to the server's `serveAtOnce` on that thread; the others are handed on in order through
+/// `calls`, and the connection to a serving task, only once no call served at once is unanswered,
+/// so that replies keep the calls' order. Replies are written without blocking, buffering at most
+/// `maxPendingOutput` bytes for a slow reader.
 /// A connection idle past `idleTimeoutUSec`, or with a request unfinished past `requestTimeoutUSec`,
 /// is closed by its server's sweep (`expire(now:)`).
 public final class ControlConnection: ReplyChannel, Sendable {
     public static let maxPendingOutput = 4 * 1024 * 1024
 
     public let peer: PeerCredentials
-    /// The calls the client sent, in order; finishes when the client hangs up or breaks the protocol.
+    /// The calls the client sent that were not served at once, in order; finishes when the client
+    /// hangs up or breaks the protocol.
     public let calls: AsyncStream<VarlinkCall>
 
     private let fd: Int32
@@ -27,6 +31,10 @@ public final class ControlConnection: ReplyChannel, Sendable {
     private let limits: ConnectionLimits
     /// Tells the server this connection may expire at the given instant (CLOCK_MONOTONIC µs).
     private let onDeadline: @Sendable (UInt64) -> Void
+    /// Serves a call at once if it can (it replies through `send`); false leaves it to `calls`.
+    private let serveAtOnce: @Sendable (VarlinkCall, ControlConnection) -> Bool
+    /// Gives the connection to a task that serves `calls`; called at most once.
+    private let onHandOver: @Sendable (ControlConnection) -> Void
 
     private struct State: Sendable {
         var framer = VarlinkFramer()
@@ -39,6 +47,7 @@ public final class ControlConnection: ReplyChannel, Sendable {
         var onewayPending = 0
         /// Calls answered by no final reply yet (`more` calls stream until theirs).
         var outstanding = 0
+        var sequencer = CallSequencer()
         var lastActivity: UInt64 = 0
         /// When the first byte of an unfinished request arrived.
         var partialSince: UInt64?
@@ -54,9 +63,14 @@ public final class ControlConnection: ReplyChannel, Sendable {
     init(
         fd: Int32, peer: PeerCredentials, limits: ConnectionLimits,
         onReject: @escaping @Sendable (PeerCredentials, String) -> Void,
-        onDeadline: @escaping @Sendable (UInt64) -> Void, onClose: @escaping @Sendable (ControlConnection) -> Void
+        onDeadline: @escaping @Sendable (UInt64) -> Void,
+        serveAtOnce: @escaping @Sendable (VarlinkCall, ControlConnection) -> Bool,
+        onHandOver: @escaping @Sendable (ControlConnection) -> Void,
+        onClose: @escaping @Sendable (ControlConnection) -> Void
     ) {
         self.fd = fd
+        self.serveAtOnce = serveAtOnce
+        self.onHandOver = onHandOver
         self.peer = peer
         self.limits = limits
         self.onReject = onReject
@@ -103,17 +117,22 @@ public final class ControlConnection: ReplyChannel, Sendable {
 
     /// Queues a reply; it is written as the socket accepts it. Replies to a oneway call are dropped.
     public func send(_ reply: VarlinkReply) {
-        let (oneway, deadline) = state.withLock { s -> (Bool, UInt64?) in
-            if !reply.continues {
-                s.lastActivity = DeadlineTimer.now()
-                if s.onewayPending == 0 { s.outstanding = max(0, s.outstanding - 1) }
+        let (oneway, deadline, handOver) = state.withLock { s -> (Bool, UInt64?, Bool) in
+            // A continued reply answers a `more` call that stays in progress (or a oneway one: dropped).
+            guard !reply.continues else { return (s.onewayPending > 0, nil, false) }
+            s.lastActivity = DeadlineTimer.now()
+            let (atOnce, handOver) = s.sequencer.answered()
+            if !atOnce && s.onewayPending > 0 {
+                s.onewayPending -= 1
+                return (true, nil, false)
             }
-            guard s.onewayPending > 0 else { return (false, s.outstanding == 0 ? s.deadline(limits) : nil) }
-            if !reply.continues { s.onewayPending -= 1 }
-            return (true, nil)
+            s.outstanding = max(0, s.outstanding - 1)
+            return (false, s.outstanding == 0 ? s.deadline(limits) : nil, handOver)
         }
         if let deadline { onDeadline(deadline) }
         if !oneway { write(reply.encoded + [0]) }
+        // Only now: the calls that waited are answered after this one.
+        if handOver { onHandOver(self) }
     }
 
     private func readAvailable(_ events: UInt32) {
@@ -161,8 +180,22 @@ public final class ControlConnection: ReplyChannel, Sendable {
             return s.framer.pendingByteCount == 0 ? nil : (s.partialSince ?? now) &+ limits.requestTimeoutUSec
         }
         if let deadline { onDeadline(deadline) }
-        calls.forEach { continuation.yield($0) }
+        deliver(calls)
         if let failure { reject(failure) }
+    }
+
+    /// Serves a lone call at once when no call is in progress; else queues the calls in `calls`,
+    /// handing the connection over if no call served at once is still unanswered.
+    private func deliver(_ calls: [VarlinkCall]) {
+        guard !calls.isEmpty else { return }
+        // Offered before serving: the reply may come back at once, from inside `serveAtOnce`.
+        if calls.count == 1 && !calls[0].oneway && state.withLock({ $0.sequencer.offer() }) {
+            if serveAtOnce(calls[0], self) { return }
+            state.withLock { $0.sequencer.declined() }
+        }
+        let handOver = state.withLock { $0.sequencer.queued() }
+        calls.forEach { continuation.yield($0) }
+        if handOver { onHandOver(self) }
     }
 
     /// The stream cannot be trusted past a broken or stalled message: answer, stop reading, hang up once sent.

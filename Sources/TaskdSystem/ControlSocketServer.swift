@@ -7,12 +7,13 @@ import TaskdProtocol
     import Glibc
 #endif
 
-/// The control socket: a listening Unix stream socket (its own, or one passed by socket activation)
-/// whose accepted connections come out of `connections`. Accepting runs on the event loop.
+/// The control socket: a listening Unix stream socket (its own, or one passed by socket activation).
+/// Accepting runs on the event loop; a connection comes out of `connections` once it has a call
+/// that `start(serveAtOnce:)` did not serve at once (see `ControlConnection`).
 /// It enforces `ConnectionLimits`: a connection over a limit is answered `TooManyConnections` and
 /// closed at once; one timerfd, armed only while connections are open, closes idle and stalled ones.
 public final class ControlSocketServer: Sendable {
-    /// Every accepted connection, as it arrives.
+    /// The connections whose calls a task must serve, each once.
     public let connections: AsyncStream<ControlConnection>
     /// The path clients connect to (for an activated socket, the one it is bound to).
     public let path: String
@@ -52,11 +53,16 @@ public final class ControlSocketServer: Sendable {
         isActivated = false
     }
 
-    /// Begins accepting connections.
-    public func start() {
+    /// Begins accepting connections. `serveAtOnce` is offered each lone call on the event loop's
+    /// thread that read it, and replies itself if it returns true (by default it serves none).
+    public func start(serveAtOnce: @escaping @Sendable (VarlinkCall, ControlConnection) -> Bool = { _, _ in false }) {
         let timer = DeadlineTimer { [weak self] in self?.sweep() }
         sweeper.withLock { $0.timer = timer }
-        let t = EventLoop.shared.register(fd: listenFD, events: EventLoop.readable) { [self] _ in self.acceptNext() }
+        let t = EventLoop.shared.register(fd: listenFD, events: EventLoop.readable) { [self] _ in
+            // Captured, not kept in a `Mutex`: reading a closure out of a generic container through
+            // `inout` wraps it in two more reabstraction thunks each time, a chain that grew per connection.
+            self.acceptNext(serveAtOnce)
+        }
         token.withLock { $0 = t }
     }
 
@@ -73,7 +79,7 @@ public final class ControlSocketServer: Sendable {
     /// Accepts one pending connection. The listening socket is level-triggered, so another pending
     /// one comes back at the loop's next turn, and the usual lone connection costs no `accept` that
     /// fails with EAGAIN (about 9 µs before the request is served, measured here).
-    private func acceptNext() {
+    private func acceptNext(_ serveAtOnce: @escaping @Sendable (VarlinkCall, ControlConnection) -> Bool) {
         let fd = taskd_accept(listenFD)
         if fd < 0 {
             if errno == EMFILE || errno == ENFILE { pauseAccepting() }
@@ -84,16 +90,17 @@ public final class ControlSocketServer: Sendable {
             return
         }
         if let refusal = admit(peer) { return refuse(fd, peer: peer, refusal) }
+        let continuation = self.continuation
         let connection = ControlConnection(
             fd: fd, peer: peer, limits: limits, onReject: onReject,
-            onDeadline: { [weak self] in self?.noteDeadline($0) }
+            onDeadline: { [weak self] in self?.noteDeadline($0) },
+            serveAtOnce: serveAtOnce,
+            onHandOver: { continuation.yield($0) }
         ) { [self] c in
             _ = self.open.withLock { $0.removeValue(forKey: ObjectIdentifier(c)) }
         }
         open.withLock { $0[ObjectIdentifier(connection)] = connection }
-        // Watch it first: yielding wakes a pool thread, which may preempt this one on a small machine.
         connection.start()
-        continuation.yield(connection)
     }
 
     /// Why `peer` may not open one more connection, or nil if it may.

@@ -98,6 +98,27 @@ def test_pipelined_calls_are_answered_in_order(daemon):
     assert replies[2]["parameters"]["interfaces"] == ["org.varlink.service", "io.taskd.Scheduler"]
 
 
+def test_calls_sent_behind_a_wake_served_at_once_are_answered_after_it(daemon):
+    # A lone wake is served at once on taskd's loop, and its reply waits for the disk; calls written
+    # right behind it wait for that reply, then a task answers them: every reply in call order.
+    wake = {"method": "io.taskd.Scheduler.Wake", "parameters": {"target": "hello"}}
+    for _ in range(20):
+        with VarlinkSocket(daemon.socket) as v:
+            v.send_raw(json.dumps(wake).encode() + b"\0")
+            v.send_raw(b"".join(json.dumps(m).encode() + b"\0" for m in [
+                {"method": "io.taskd.Scheduler.Status", "parameters": {"name": "hello"}},
+                {"method": "io.taskd.Scheduler.Wake", "parameters": {"target": "nope"}},
+                wake,
+                {"method": "org.varlink.service.GetInfo"},
+            ]))
+            replies = [v.read_reply() for _ in range(5)]
+        assert replies[0]["parameters"]["runs"][0]["task"] == "hello", replies
+        assert replies[1]["parameters"]["task"]["name"] == "hello", replies
+        assert replies[2]["error"] == "io.taskd.Scheduler.NoSuchTask", replies
+        assert replies[3]["parameters"]["runs"][0]["task"] == "hello", replies
+        assert replies[4]["parameters"]["interfaces"] == ["org.varlink.service", "io.taskd.Scheduler"], replies
+
+
 def test_wake_with_more_streams_each_state_until_the_end(daemon):
     replies = daemon.call("io.taskd.Scheduler.Wake", {"target": "slow"}, more=True)
     states = [r["parameters"]["runs"][0]["state"] for r in replies]

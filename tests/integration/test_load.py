@@ -1,4 +1,4 @@
-"""Load (issue 7): 100 concurrent clients wake a coalescing and a queued Swift task. Every
+"""Load (issue 7): 100 concurrent clients wake a coalescing (20 ms runs) and a queued Swift task. Every
 acknowledged wake is accounted for: its run ends, completed, in the journal; the task's history
 holds the newest of them. No deadlock, memory bounded. TASKD_LOAD_WAKES sets the wakes per client (CI: 20;
 the README quotes TASKD_LOAD_WAKES=1000, 100,000 wakes)."""
@@ -22,12 +22,12 @@ def rss_kib(pid):
 
 def test_100_clients_wake_coalescing_and_queued_tasks_and_every_acknowledged_wake_is_accounted_for(daemon_factory):
     total = CLIENTS * WAKES
-    # noop queues (Overlap=queue): every wake is a run of its own. quiet coalesces.
-    d = daemon_factory({"noop.task": "[Task]\nHistory=200\nQueueLimit=10000\n", "quiet.task": "[Task]\nHistory=200\n"},
+    # noop queues (Overlap=queue): every wake is a run of its own. linger coalesces: wakes during its 20 ms runs join them.
+    d = daemon_factory({"noop.task": "[Task]\nHistory=200\nQueueLimit=10000\n", "linger.task": "[Task]\nHistory=200\n"},
                        binary=BUILD / "taskd-bench", daemon_conf="[Daemon]\nMaxConcurrentRuns=8\n").start()
-    d.call("io.taskd.Scheduler.Wake", {"target": "quiet"})
+    d.call("io.taskd.Scheduler.Wake", {"target": "linger"})
     rss_before = rss_kib(d.proc.pid)
-    acknowledged = {"noop": [], "quiet": []}
+    acknowledged = {"noop": [], "linger": []}
     errors = []
     lock = threading.Lock()
 
@@ -35,7 +35,7 @@ def test_100_clients_wake_coalescing_and_queued_tasks_and_every_acknowledged_wak
         try:
             with VarlinkSocket(d.socket) as v:
                 for i in range(WAKES):
-                    target = "noop" if (n + i) % 2 == 0 else "quiet"
+                    target = "noop" if (n + i) % 2 == 0 else "linger"
                     reply = v.call("io.taskd.Scheduler.Wake", {"target": target})[0]
                     runs = reply["parameters"]["runs"]
                     with lock:
@@ -51,15 +51,15 @@ def test_100_clients_wake_coalescing_and_queued_tasks_and_every_acknowledged_wak
         t.join(timeout=300)
     assert not any(t.is_alive() for t in threads), "clients still waiting: a deadlock"
     assert not errors, errors[:5]
-    assert len(acknowledged["noop"]) + len(acknowledged["quiet"]) == total
+    assert len(acknowledged["noop"]) + len(acknowledged["linger"]) == total
 
     def ended_runs():
         return {e["TASK_RUN_ID"]: e for e in journal(_PID=str(d.proc.pid)) if "TASK_OUTCOME" in e}
 
     # Every acknowledged run ends (queued ones included), and completes.
     noop = [run for run, _ in acknowledged["noop"]]
-    quiet_runs = {run for run, _ in acknowledged["quiet"]}
-    everything = set(noop) | quiet_runs
+    linger_runs = {run for run, _ in acknowledged["linger"]}
+    everything = set(noop) | linger_runs
     # Each journal query reads every entry: poll gently (at 100,000 wakes one takes seconds).
     ended = wait_for(lambda: (lambda e: e if everything <= e.keys() else None)(ended_runs()), timeout=600,
                      interval=max(0.02, total / 50_000), what="every acknowledged run to end")
@@ -71,11 +71,11 @@ def test_100_clients_wake_coalescing_and_queued_tasks_and_every_acknowledged_wak
     assert len(set(noop)) == len(noop) - dispositions.count("overflow")
     history = json.loads(d.taskctl("history", "noop", "-n", "200", "--json").stdout)
     assert len(history) == min(200, len(set(noop))) and {r["runId"] for r in history} <= set(noop)
-    # Coalesced wakes share runs: fewer runs than wakes, each of them in the history.
-    assert len(quiet_runs) < len(acknowledged["quiet"])
+    # Wakes that came during a run joined it: fewer runs than wakes.
+    assert len(linger_runs) < len(acknowledged["linger"])
     rss_after = rss_kib(d.proc.pid)
     assert rss_after < rss_before + 64 * 1024, (rss_before, rss_after)  # KiB: bounded, no per-wake growth
     print(json.dumps({"clients": CLIENTS, "wakes": total, "queuedRuns": len(set(noop)),
-                      "overflowed": dispositions.count("overflow"), "coalescingRuns": len(quiet_runs),
+                      "overflowed": dispositions.count("overflow"), "coalescingRuns": len(linger_runs),
                       "lost": len(everything - ended.keys()), "rssBeforeKiB": rss_before, "rssAfterKiB": rss_after}))
     assert d.stop() == 0
