@@ -56,7 +56,8 @@ public struct JSONParser {
 
     private mutating func object(depth: Int) throws(JSONError) -> JSONValue {
         i += 1
-        var members: [String: JSONValue] = [:]
+        // Room for a Varlink call's members, so that the usual object is allocated once.
+        var members = [String: JSONValue](minimumCapacity: 4)
         skipSpace()
         if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
             i += 1
@@ -108,6 +109,20 @@ public struct JSONParser {
 
     private mutating func string() throws(JSONError) -> String {
         i += 1
+        // Without escapes (the usual string), one validation of the bytes as they are; small strings
+        // are then stored inline, with no allocation at all.
+        var end = i
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20
+        {
+            end += 1
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            guard let s = String(validating: bytes[i..<end], as: UTF8.self) else {
+                throw error("invalid UTF-8 in a string")
+            }
+            i = end + 1
+            return s
+        }
         var out: [UInt8] = []
         while true {
             guard i < bytes.count else { throw error("unterminated string") }

@@ -7,6 +7,9 @@ struct JSONParserTests {
     @Test(arguments: [
         ("null", JSONValue.null), ("true", .bool(true)), ("-12", .int(-12)), ("1.5e3", .double(1500)),
         ("\"a\\u00e9\\n\"", .string("aé\n")), ("\"\\ud83d\\ude00\"", .string("😀")),
+        ("\"io.taskd.Scheduler.Wake\"", .string("io.taskd.Scheduler.Wake")),
+        ("\"plain, then \\\"quoted\\\"\"", .string("plain, then \"quoted\"")),
+        ("\"é\"", .string("é")), ("\"\"", .string("")),
         ("[1, [2, {}]]", .array([1, .array([2, .object([:])])])),
         (" {\"b\": 1, \"a\": [true, null]} ", .object(["a": .array([true, .null]), "b": 1])),
     ])
