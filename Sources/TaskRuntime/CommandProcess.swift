@@ -233,11 +233,20 @@ public final class CommandProcess: Sendable {
 
     /// Reads what is available on `fd`; false at end of stream (its last line already delivered).
     private func drain(_ fd: Int32, onOutput: @Sendable (CommandOutput) -> Void) -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 16384)
+        // On the stack and not zero-filled: read writes the bytes that count.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16384) { buffer in
+            drain(fd, into: buffer, onOutput: onOutput)
+        }
+    }
+
+    private func drain(_ fd: Int32, into buffer: UnsafeMutableBufferPointer<UInt8>, onOutput: (CommandOutput) -> Void)
+        -> Bool
+    {
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n = read(fd, buffer.baseAddress, buffer.count)
             if n > 0 {
-                let lines = state.withLock { s in Self.meter(s.splitters[fd]?.feed(buffer[0..<n]) ?? [], &s) }
+                let bytes = UnsafeBufferPointer(rebasing: buffer[..<n])
+                let lines = state.withLock { s in Self.meter(s.splitters[fd]?.feed(bytes) ?? [], &s) }
                 lines.forEach(onOutput)
                 continue
             }
