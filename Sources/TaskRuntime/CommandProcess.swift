@@ -44,20 +44,17 @@ public final class CommandProcess: Sendable {
         guard taskd_pipe_cloexec(&outPipe) == 0, taskd_pipe_cloexec(&errPipe) == 0 else {
             throw SpawnError(message: "pipe: \(String(cString: strerror(errno)))")
         }
-        let cArgv = argv.map { strdup($0) } + [nil]
-        let cEnv = environment.map { strdup($0) } + [nil]
-        defer {
-            cArgv.forEach { free($0) }
-            cEnv.forEach { free($0) }
-        }
-        let started: Result<pid_t, SpawnError>
-        if identity.isInherited {
-            started = posixSpawn(
-                path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1], cwd: workingDirectory)
-        } else {
-            started = forkExec(
-                path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1], cwd: workingDirectory,
-                identity: identity)
+        let started = CStringArray.with(argv) { cArgv in
+            CStringArray.with(environment) { cEnv -> Result<pid_t, SpawnError> in
+                if identity.isInherited {
+                    return posixSpawn(
+                        path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1], cwd: workingDirectory
+                    )
+                }
+                return forkExec(
+                    path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1], cwd: workingDirectory,
+                    identity: identity)
+            }
         }
         close(outPipe[1])
         close(errPipe[1])
