@@ -1,0 +1,74 @@
+import Synchronization
+import TaskdIO
+import TaskdProtocol
+import TaskdSystem
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The control socket with a real Unix socket and a blocking client: which calls are served at once
+/// on the event loop's thread, and which reach a serving task through `connections`.
+@Suite("Control socket: calls served at once, and the rest by a task")
+struct ControlSocketServerTests {
+    /// What `serveAtOnce` was offered: the method, and whether it ran on the loop's thread.
+    final class Offers: Sendable {
+        let list = Mutex<[(method: String, onLoop: Bool)]>([])
+    }
+
+    @Test(
+        "a lone call is offered on the loop's thread; one declined hands the connection to a task for good",
+        .timeLimit(.minutes(1)))
+    func servedAtOnceThenByTask() async throws {
+        let path = "/tmp/taskd-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        let server = try ControlSocketServer(path: path, onReject: { _, _ in })
+        let offers = Offers()
+        server.start { call, connection in
+            offers.list.withLock { $0.append((call.method, EventLoop.shared.isCurrent)) }
+            guard call.method == "test.Echo" else { return false }
+            connection.send(VarlinkReply(parameters: ["by": "loop"]))
+            return true
+        }
+        let served = Task {
+            await withTaskGroup(of: Void.self) { group -> Int in
+                var connections = 0
+                for await connection in server.connections {
+                    connections += 1
+                    group.addTask {
+                        for await call in connection.calls {
+                            connection.send(VarlinkReply(parameters: ["by": "task", "method": .string(call.method)]))
+                        }
+                    }
+                }
+                return connections
+            }
+        }
+        // Blocking clients, on a thread of their own (not the cooperative pool).
+        let replies = await Thread.run { () -> [String] in
+            var by: [String] = []
+            func ask(_ client: VarlinkClient, _ method: String) {
+                let reply = try? client.call(VarlinkCall(method: method))
+                by.append(reply?.parameters["by"]?.stringValue ?? "none")
+            }
+            guard let first = try? VarlinkClient(path: path), let second = try? VarlinkClient(path: path) else {
+                return ["unreachable"]
+            }
+            ask(first, "test.Echo")
+            ask(first, "test.Other")
+            ask(first, "test.Echo")
+            ask(second, "test.Echo")
+            return by
+        }
+        server.stop()
+        let connections = await served.value
+        #expect(replies == ["loop", "task", "task", "loop"])
+        let offered = offers.list.withLock { $0 }
+        let methods = offered.map { $0.method }
+        let onLoop = offered.filter { $0.onLoop }.count
+        // The first connection's third call went to its task unoffered; the last is the second's.
+        #expect(methods == ["test.Echo", "test.Other", "test.Echo"])
+        #expect(onLoop == offered.count, "offered on the event loop's thread")
+        #expect(connections == 1, "a connection whose calls were all served at once needs no task")
+    }
+}
