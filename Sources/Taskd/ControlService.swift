@@ -34,19 +34,26 @@ struct ControlService: Sendable {
         do {
             try daemon.isolatedOnLoop { daemon in
                 try daemon.checkAccess(channel.peer)
-                let p = Parameters(call.parameters)
-                try p.only(["target", "id", "payload"])
-                try daemon.wake(
-                    target: try p.string("target"), id: try p.optionalString("id"),
-                    payload: try p.optionalObject("payload")?.description, peer: channel.peer
-                ) { runs in
-                    channel.send(VarlinkReply(parameters: ["runs": .array(runs.map(\.json))]))
+                let (target, id, payload) = try Self.wakeArguments(Parameters(call.parameters))
+                try daemon.wake(target: target, id: id, payload: payload?.description, peer: channel.peer) { runs in
+                    channel.send(Self.reply(runs))
                 }
             }
         } catch {
             answer(error, to: call, on: channel)
         }
         return true
+    }
+
+    /// `Wake`'s parameters: the target, the wake id and the payload.
+    private static func wakeArguments(_ p: Parameters) throws -> (target: String, id: String?, payload: JSONValue?) {
+        try p.only(["target", "id", "payload"])
+        return (try p.string("target"), try p.optionalString("id"), try p.optionalObject("payload"))
+    }
+
+    /// The reply that tells runs (`Wake`, `Cancel`).
+    private static func reply(_ runs: [RunInfo], continues: Bool = false) -> VarlinkReply {
+        VarlinkReply(parameters: ["runs": .array(runs.map(\.json))], continues: continues)
     }
 
     private func journalRequest(_ call: VarlinkCall, from peer: PeerCredentials) {
@@ -119,10 +126,7 @@ struct ControlService: Sendable {
                 channel.send(.error(VarlinkServiceInterface.interfaceNotFound, ["interface": .string(name)]))
             }
         case SchedulerInterface.wake:
-            try p.only(["target", "id", "payload"])
-            let target = try p.string("target")
-            let id = try p.optionalString("id")
-            let payload = try p.optionalObject("payload")
+            let (target, id, payload) = try Self.wakeArguments(p)
             try await wake(target: target, id: id, payload: payload, more: call.more, on: channel)
         case SchedulerInterface.list:
             try p.only([])
@@ -137,7 +141,7 @@ struct ControlService: Sendable {
             let name = try p.string("name")
             let limit = try p.optionalInt("limit", in: 1...10_000) ?? 20
             let runs = try await daemon.history(name: name, limit: limit)
-            channel.send(VarlinkReply(parameters: ["runs": .array(runs.map(\.json))]))
+            channel.send(Self.reply(runs))
         case SchedulerInterface.reload:
             try p.only([])
             try await daemon.checkAdmin(channel.peer)
@@ -158,7 +162,7 @@ struct ControlService: Sendable {
         case SchedulerInterface.cancel:
             try p.only(["target"])
             let runs = try await daemon.cancel(target: try p.string("target"), peer: channel.peer)
-            channel.send(VarlinkReply(parameters: ["runs": .array(runs.map(\.json))]))
+            channel.send(Self.reply(runs))
         default:
             let interface = call.method.split(separator: ".").dropLast().joined(separator: ".")
             if interface == SchedulerInterface.name || interface == VarlinkServiceInterface.name {
@@ -177,13 +181,13 @@ struct ControlService: Sendable {
         let (runs, updates) = try await daemon.wake(
             target: target, id: id, payload: payload?.description, watch: more, peer: channel.peer)
         guard more, let updates else {
-            channel.send(VarlinkReply(parameters: ["runs": .array(runs.map(\.json))]))
+            channel.send(Self.reply(runs))
             return
         }
         var latest = runs
         func reply() {
             let done = latest.allSatisfy(\.hasEnded)
-            channel.send(VarlinkReply(parameters: ["runs": .array(latest.map(\.json))], continues: !done))
+            channel.send(Self.reply(latest, continues: !done))
         }
         reply()
         if latest.allSatisfy(\.hasEnded) { return }

@@ -18,14 +18,16 @@ public struct StderrLogBackend: LogBackend {
     public func send(batch entries: ArraySlice<LogEntry>) {
         var text: [UInt8] = []
         for entry in entries where entry.priority <= maxPriority {
-            var line: String
+            let line: String
             if entry["TASK_STREAM"] != nil, let task = entry["TASK"] {
                 let run = entry["TASK_RUN_ID"].map { String($0.prefix(8)) } ?? "?"
                 line = "\(task)[\(run)]: \(entry.message)"
             } else {
                 line = "taskd: \(entry.message)"
             }
-            text += (line.replacingOccurrences(of: "\n", with: "\n    ") + "\n").utf8
+            // Most messages are one line: only those with more are split and indented.
+            text += (line.utf8.contains(10) ? line.replacingOccurrences(of: "\n", with: "\n    ") : line).utf8
+            text.append(10)
         }
         if !text.isEmpty { FileIO.writeAll(2, text) }
     }
