@@ -2,11 +2,12 @@
 // the same job, and the load and stamp helpers the benchmark drives taskd with. Every time is
 // CLOCK_REALTIME (stamps cross processes) or CLOCK_MONOTONIC, printed in nanoseconds, one per line.
 //
-//   floor rtt N                       Unix connect + request + reply + close to a C server (forked)
+//   floor rtt N                       Unix connect + request + reply + close to a C server (forked),
+//                                     samples PACE_US apart, as stamp-client's
 //   floor spawn-server SOCK FIFO      accept, read a request, posix_spawn "floor stamp FIFO", reply
 //   floor stamp FIFO                  write CLOCK_REALTIME ns to FIFO; with LISTEN_FDS, answer fd 3
 //   floor stamp-client SOCK N REQ FIFO  per sample: t0, connect, send REQ\0, read a reply, close, read
-//                                     the handler's stamp from FIFO; prints stamp - t0; 5 ms apart
+//                                     the handler's stamp from FIFO; prints stamp - t0; PACE_US apart
 //   floor timers N SPAN_MS            N deadlines at random in SPAN_MS, a binary heap, one timerfd:
 //                                     prints each lateness
 //   floor timerfd N INTERVAL_MS       one timerfd armed N times: prints each overshoot
@@ -101,6 +102,11 @@ static ssize_t read_message(int fd, char *buf, size_t size) {
 
 static const char reply[] = "{\"parameters\":{}}";
 
+// The pause between two samples of a request-reply client. stamp-client needs it (the run must end
+// so that the next wake starts one), and rtt keeps it too: a server woken from idle is slower than
+// one kept hot in a tight ping-pong, and a floor must meet the conditions of what it is the floor of.
+#define PACE_US 5000
+
 static void rtt(int n) {
     char path[] = "/tmp/floor-rtt-XXXXXX";
     if (!mkdtemp(path)) die("mkdtemp");
@@ -127,6 +133,7 @@ static void rtt(int n) {
         read_message(fd, buf, sizeof buf);
         close(fd);
         printf("%lld\n", (long long)(now_ns(CLOCK_MONOTONIC) - t0));
+        usleep(PACE_US);
     }
     kill(server, SIGKILL);
     waitpid(server, NULL, 0);
@@ -183,7 +190,7 @@ static void stamp_client(const char *sock, int n, const char *request, const cha
         if (fscanf(in, "%lld", &t1) != 1) die("no stamp");
         printf("%lld\n", t1 - (long long)t0);
         fflush(stdout);
-        usleep(5000);  // let the run end, so that the next wake starts a run rather than joining it
+        usleep(PACE_US);  // let the run end, so that the next wake starts a run rather than joining it
     }
 }
 
