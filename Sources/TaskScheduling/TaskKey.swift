@@ -14,4 +14,8 @@ public struct TaskKey: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var description: String { "\(kind):\(identifier)" }
 
     public static func < (a: TaskKey, b: TaskKey) -> Bool { (a.identifier, a.kind) < (b.identifier, b.kind) }
+
+    /// Hashes the identifier alone (equal keys share it; two kinds of one identifier are rare):
+    /// one string to hash per look-up instead of two.
+    public func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
 }

@@ -90,6 +90,10 @@ public struct TaskState: Hashable, Sendable {
     public var nextElapse: UInt64? { nextTimer.map { $0 &+ randomDelay } }
 
     /// The earliest instant this task needs the scheduler: a timer (random delay included) or its retry.
+    /// `nextDue` of a state held in place: `optional?.dueInPlace()` reads it with no copy of the
+    /// state, where `optional?.nextDue` copies all of it first.
+    mutating func dueInPlace() -> UInt64? { nextDue }
+
     var nextDue: UInt64? {
         switch (nextElapse, retry?.due) {
         case (let a?, let b?): return min(a, b)

@@ -13,13 +13,23 @@ public struct TaskTable: Sendable, Hashable {
         get { states[key]?.state }
         _modify {
             // A box shared with a copy of the table is copied first; the state is changed in place.
-            if states[key] == nil || !isKnownUniquelyReferenced(&states[key]!) {
-                states[key] = Box(states[key]?.state)
+            // One hash of the key finds the box; the due index is touched only if the due moved.
+            let box: Box
+            if let i = states.index(forKey: key) {
+                if !isKnownUniquelyReferenced(&states.values[i]) { states.values[i] = states.values[i].copy() }
+                box = states.values[i]
+            } else {
+                box = Box(nil)
+                states[key] = box
             }
-            let box = states[key]!
             defer {
-                if box.state == nil { states[key] = nil }
-                index.set(key, box.state?.nextDue)
+                // Read in place: `box.state == nil` and `box.state?.nextDue` copy all of the state.
+                let due = box.state?.dueInPlace()
+                if case .none = box.state { states[key] = nil }
+                if due != box.indexedDue {
+                    index.set(key, due)
+                    box.indexedDue = due
+                }
             }
             yield &box.state
         }
@@ -41,8 +51,16 @@ public struct TaskTable: Sendable, Hashable {
     public final class Box: Hashable, @unchecked Sendable {
         /// nil only while the subscript removes the task.
         fileprivate(set) var state: TaskState?
+        /// The due the table's index holds for this state (nil: none).
+        fileprivate var indexedDue: UInt64?
 
         init(_ state: TaskState?) { self.state = state }
+
+        fileprivate func copy() -> Box {
+            let box = Box(state)
+            box.indexedDue = indexedDue
+            return box
+        }
 
         public static func == (a: Box, b: Box) -> Bool { a === b || a.state == b.state }
         public func hash(into hasher: inout Hasher) { hasher.combine(state) }
