@@ -6,11 +6,12 @@ struct Parameters {
 
     init(_ values: [String: JSONValue]) { self.values = values }
 
-    /// Rejects any parameter not in `allowed`.
-    func only(_ allowed: Set<String>) throws(ParameterError) {
-        if let unknown = values.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw ParameterError(name: unknown, reason: "unknown parameter")
-        }
+    /// Rejects any parameter not in `allowed`, naming the first unknown one in sorted order.
+    func only(_ allowed: [String]) throws(ParameterError) {
+        // A few names: a linear search, with no set to build and no key to hash per call.
+        guard values.keys.contains(where: { !allowed.contains($0) }) else { return }
+        let unknown = values.keys.sorted().first { !allowed.contains($0) }!
+        throw ParameterError(name: unknown, reason: "unknown parameter")
     }
 
     func string(_ name: String) throws(ParameterError) -> String {

@@ -71,11 +71,12 @@ public enum JSONValue: Hashable, Sendable, CustomStringConvertible {
             out.append(UInt8(ascii: "]"))
         case .object(let o):
             out.append(UInt8(ascii: "{"))
-            for (i, k) in o.keys.sorted().enumerated() {
+            // Sorted as pairs: no second look-up (and hash) of each key.
+            for (i, member) in o.sorted(by: { $0.key < $1.key }).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                Self.writeString(k, to: &out)
+                Self.writeString(member.key, to: &out)
                 out.append(UInt8(ascii: ":"))
-                o[k]!.write(to: &out)
+                member.value.write(to: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
