@@ -53,7 +53,9 @@ struct ControlService: Sendable {
 
     /// The reply that tells runs (`Wake`, `Cancel`).
     private static func reply(_ runs: [RunInfo], continues: Bool = false) -> VarlinkReply {
-        VarlinkReply(parameters: ["runs": .array(runs.map(\.json))], continues: continues)
+        var parameters = JSONObjectWriter()
+        parameters.json("runs", JSONObjectWriter.array(runs.map(\.encodedJSON)))
+        return VarlinkReply(encodedParameters: parameters.finish(), continues: continues)
     }
 
     private func journalRequest(_ call: VarlinkCall, from peer: PeerCredentials) {

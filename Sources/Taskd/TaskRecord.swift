@@ -14,7 +14,7 @@ struct TaskRecord: Hashable, Sendable {
 
     mutating func append(_ run: RunInfo, keep: Int) {
         history.append(run)
-        historyJSON.append(run.json.bytes)
+        historyJSON.append(run.encodedJSON)
         if history.count > keep {
             history.removeFirst(history.count - max(keep, 0))
             historyJSON.removeFirst(historyJSON.count - max(keep, 0))
@@ -51,7 +51,7 @@ struct TaskRecord: Hashable, Sendable {
         lastTriggerUSec = json["lastTriggerUSec"]?.intValue.map { UInt64(clamping: $0) }
         history = runs.compactMap(RunInfo.init(json:))
         guard history.count == runs.count else { return nil }
-        historyJSON = history.map(\.json.bytes)
+        historyJSON = history.map(\.encodedJSON)
     }
 
     init() {}

@@ -13,13 +13,14 @@ struct WakeRecord: Hashable, Sendable {
 
     /// One line of the log: `{"add": …}`.
     var line: [UInt8] {
-        var o: [String: JSONValue] = [
-            "add": .string(id), "kind": .string(key.kind), "task": .string(key.identifier),
-            "atUSec": .int(Int64(acknowledgedUSec)),
-        ]
-        if let wakeID { o["wakeId"] = .string(wakeID) }
-        if let payload { o["payload"] = .string(payload) }
-        return JSONValue.object(o).bytes + [UInt8(ascii: "\n")]
+        var o = JSONObjectWriter()
+        o.string("add", id)
+        o.int("atUSec", acknowledgedUSec)
+        o.string("kind", key.kind)
+        o.string("payload", payload)
+        o.string("task", key.identifier)
+        o.string("wakeId", wakeID)
+        return o.finish() + [UInt8(ascii: "\n")]
     }
 
     /// The line that settles record `id`.

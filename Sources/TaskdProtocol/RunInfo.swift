@@ -83,6 +83,35 @@ public struct RunInfo: Hashable, Sendable {
     }
 
     /// Reads a `RunInfo` object; nil when a required field is missing.
+    /// The text of `json`, written directly (no dictionary to build, hash and sort): a run's JSON
+    /// is written at every reply, every end of a run and every save of a task's history.
+    public var encodedJSON: [UInt8] {
+        var o = JSONObjectWriter()
+        o.int("attempt", Int64(attempt))
+        o.int("budgetUSec", budgetUSec)
+        o.string("cancelReason", cancelReason)
+        o.bool("coalesced", coalesced)
+        o.int("deadlineUSec", deadlineUSec)
+        o.string("disposition", disposition)
+        o.int("durationUSec", durationUSec)
+        o.int("endedUSec", endedUSec)
+        o.string("error", error)
+        o.int("exitStatus", exitStatus.map { Int64($0) })
+        o.string("kind", kind)
+        o.int("queuedUSec", queuedUSec)
+        o.value("result", result)
+        o.string("runId", runId)
+        o.string("signal", signal)
+        o.bool("stale", stale)
+        o.int("startedUSec", startedUSec)
+        o.string("state", state)
+        o.string("task", task)
+        o.string("trigger", trigger)
+        o.int("waitedUSec", waitedUSec)
+        o.string("wakeId", wakeId)
+        return o.finish()
+    }
+
     public init?(json: JSONValue) {
         guard let task = json["task"]?.stringValue, let kind = json["kind"]?.stringValue,
             let runId = json["runId"]?.stringValue, let state = json["state"]?.stringValue

@@ -17,7 +17,27 @@ public struct VarlinkReply: Hashable, Sendable {
     }
 
     /// The message bytes, NUL not included.
+    /// Parameters already written as one JSON object (`JSONObjectWriter`), sent as they are in place
+    /// of `parameters`: for replies sent often, such as the runs a wake started.
+    public var encodedParameters: [UInt8]?
+
+    /// A reply whose parameters are already JSON object text.
+    public init(encodedParameters: [UInt8], continues: Bool = false) {
+        self.parameters = [:]
+        self.error = nil
+        self.continues = continues
+        self.encodedParameters = encodedParameters
+    }
+
     public var encoded: [UInt8] {
+        if let encodedParameters, error == nil {
+            // The members in sorted order, as `JSONValue` prints them: continues, parameters.
+            var out = Array((continues ? #"{"continues":true,"parameters":"# : #"{"parameters":"#).utf8)
+            out.reserveCapacity(out.count + encodedParameters.count + 1)
+            out.append(contentsOf: encodedParameters)
+            out.append(UInt8(ascii: "}"))
+            return out
+        }
         var o: [String: JSONValue] = ["parameters": .object(parameters)]
         if let error { o["error"] = .string(error) }
         if continues { o["continues"] = true }

@@ -45,4 +45,23 @@ struct TaskRecordTests {
         }
         #expect(record.history.map(\.runId) == ["r7", "r8", "r9", "r10", "r11"])
     }
+
+    @Test("a wake's log line equals the generic encoding, with and without its optional members, and parses back")
+    func wakeLineMatchesAndParses() throws {
+        for full in [false, true] {
+            let wake = WakeRecord(
+                id: "00ff", key: Self.key, wakeID: full ? "w\"1" : nil, payload: full ? #"{"a":1}"# : nil,
+                acknowledgedUSec: 1_795_000_000_000_001)
+            var o: [String: JSONValue] = [
+                "add": .string(wake.id), "kind": .string(wake.key.kind), "task": .string(wake.key.identifier),
+                "atUSec": .int(Int64(wake.acknowledgedUSec)),
+            ]
+            if let id = wake.wakeID { o["wakeId"] = .string(id) }
+            if let payload = wake.payload { o["payload"] = .string(payload) }
+            #expect(wake.line == JSONValue.object(o).bytes + [UInt8(ascii: "\n")])
+            let line = String(decoding: wake.line.dropLast(), as: UTF8.self)
+            let parsed = try #require(WakeRecord.parse(Substring(line)))
+            #expect(parsed.added == wake)
+        }
+    }
 }
