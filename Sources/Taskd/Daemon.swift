@@ -179,15 +179,18 @@ actor Daemon {
         return (runs(results), updates)
     }
 
-    /// Wakes the target as `wake` does, without waiting: `reply` gets the runs as acknowledged once
-    /// the wake is on disk, on the state writer's thread.
+    /// Wakes the target as `wake` does, without waiting: `reply` gets the runs as they were once
+    /// their handlers began, once the wake is on disk (on the state writer's thread, or on the
+    /// loop's if it already is). The reply is built after the handlers begin, to not delay them.
     func wake(
         target: String, id: String?, payload: String?, peer: PeerCredentials,
         reply: @escaping @Sendable ([RunInfo]) -> Void
     ) throws {
         let (results, ticket, _) = try acknowledge(target: target, id: id, payload: payload, watch: false, peer: peer)
-        let runs = runs(results)
-        store.whenDurable(ticket) { reply(runs) }
+        afterHandlersStart { daemon in
+            let runs = daemon.runs(results)
+            daemon.store.whenDurable(ticket) { reply(runs) }
+        }
     }
 
     /// The wake's runs as they are now (one that ended already: as it was acknowledged).
