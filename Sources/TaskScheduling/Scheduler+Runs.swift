@@ -33,10 +33,9 @@ extension Scheduler {
             run.records += retry.records
             tasks[key]!.retry = nil
         }
-        runs[run.id] = run
         tasks[key]!.currentRunID = run.id
-        admit(run.id, definition: state.definition, at: now, actions: &actions)
-        return WakeResult(run: runs[run.id] ?? run, disposition: .started)
+        return WakeResult(
+            run: admit(run, definition: state.definition, at: now, actions: &actions), disposition: .started)
     }
 
     /// `Overlap=queue`: the trigger waits behind the current run, or joins the last queued run when the queue is full.
@@ -73,15 +72,31 @@ extension Scheduler {
         _ id: String, definition: TaskDefinition? = nil, at now: ClockReading, actions: inout [SchedulerAction]
     ) {
         guard let run = runs[id] else { return }
+        admit(run, definition: definition, at: now, actions: &actions)
+    }
+
+    /// `admit` for a run not yet stored (a new one): stores it, started if a slot is free, with no
+    /// look-up of it by id; returns it as stored.
+    @discardableResult
+    private mutating func admit(
+        _ run: Run, definition: TaskDefinition?, at now: ClockReading, actions: inout [SchedulerAction]
+    ) -> Run {
+        var run = run
         if ready.isEmpty && activeCount < maxConcurrentRuns {
-            start(id, definition: definition, at: now, actions: &actions)
-            return
+            if let d = definition ?? tasks[run.key]?.definition {
+                markStarted(&run, definition: d, at: now, actions: &actions)
+            }
+            runs[run.id] = run
+            return run
         }
+        runs[run.id] = run
+        let id = run.id
         let index =
             run.key.kind == TaskKind.appRefresh
             ? (ready.firstIndex { runs[$0]?.key.kind != TaskKind.appRefresh } ?? ready.count) : ready.count
         ready.insert(id, at: index)
         actions.append(.report(.waiting(run)))
+        return run
     }
 
     /// Starts waiting runs while slots are free.
@@ -100,6 +115,14 @@ extension Scheduler {
         _ id: String, definition: TaskDefinition? = nil, at now: ClockReading, actions: inout [SchedulerAction]
     ) {
         guard var run = runs[id], let d = definition ?? tasks[run.key]?.definition else { return }
+        markStarted(&run, definition: d, at: now, actions: &actions)
+        runs[id] = run
+    }
+
+    /// Starts `run`'s budget now under definition `d`, and says so in `actions`; the caller stores it.
+    private mutating func markStarted(
+        _ run: inout Run, definition d: TaskDefinition, at now: ClockReading, actions: inout [SchedulerAction]
+    ) {
         run.started = now
         run.budget = d.budget
         run.cancelGrace = d.cancelGrace
@@ -107,7 +130,6 @@ extension Scheduler {
         run.cancelAt = now.monotonic &+ d.cancelOffset
         run.killAt = now.monotonic &+ d.budget.microseconds
         run.phase = .running
-        runs[id] = run
         tasks[run.key]!.lastActivation = now.monotonic
         actions.append(.start(run))
         actions.append(.report(.started(run)))
