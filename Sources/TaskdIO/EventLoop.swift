@@ -42,6 +42,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     private let jobs = Mutex<[UnownedJob]>([])
     /// `afterTurn` work, touched on the loop's thread only.
     private let deferred = Mutex<[@Sendable () -> Void]>([])
+    /// Whether the current turn gave its CPU up already (`yieldOncePerTurn`).
+    private let yielded = Atomic<Bool>(false)
     /// The `pthread_t` of the thread that runs the loop (0 while none does).
     private let thread = Atomic<UInt>(0)
     /// Who runs the loop and whether the standby thread waits to take it over.
@@ -105,6 +107,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         while true {
             let pending = jobs.withLock { !$0.isEmpty } || handoff.withLock { !$0.isEmpty }
             let n = taskd_epoll_wait(epfd, &tokens, &events, 64, pending ? 0 : -1)
+            yielded.store(false, ordering: .relaxed)
             for i in 0..<max(0, Int(n)) {
                 guard tokens[i] != Self.wakeToken else {
                     var count: UInt64 = 0
@@ -241,6 +244,21 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         guard isCurrent else { return body() }
         handoff.withLock { $0.then.append(body) }
     }
+
+    /// Gives the CPU up once per turn of the loop (`sched_yield`), when called on the loop's thread;
+    /// does nothing elsewhere. For a spawn: the exec'd child starts on this CPU, and this thread,
+    /// woken by its exec, would otherwise run the rest of the turn first while the other CPU may
+    /// idle. Once per turn, so that a burst of spawns is not slowed by a yield after each.
+    /// Returns whether it yielded.
+    @discardableResult
+    public func yieldOncePerTurn() -> Bool {
+        guard isCurrent, !yielded.exchange(true, ordering: .relaxed) else { return false }
+        sched_yield()
+        return true
+    }
+
+    /// Whether this turn of the loop yielded already (for tests).
+    var hasYieldedThisTurn: Bool { yielded.load(ordering: .relaxed) }
 
     /// Runs `body` at the end of the loop's current turn, once the jobs it queued have run; at once
     /// when called off the loop. For work that must not delay what the turn started, such as

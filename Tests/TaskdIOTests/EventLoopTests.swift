@@ -62,6 +62,34 @@ struct EventLoopTests {
         #expect(ran.withLock { $0 })
     }
 
+    @Test("yieldOncePerTurn yields once in a turn of the loop, again in a later turn, and never off the loop")
+    func yieldOncePerTurn() async {
+        let loop = EventLoop.shared
+        #expect(!loop.yieldOncePerTurn())
+        // In one job: the first call yields unless the turn did already, the second never does.
+        // (Other suites' daemons may yield in a turn too: hence "unless", and several turns.)
+        let freshTurns = Mutex(0)
+        for _ in 0..<5 {
+            let (first, second, before) = await withCheckedContinuation { done in
+                // A job queued by the end of a turn runs in the next one.
+                Task(executorPreference: loop) {
+                    loop.afterTurn {
+                        Task(executorPreference: loop) {
+                            let before = loop.hasYieldedThisTurn
+                            let first = loop.yieldOncePerTurn()
+                            let second = loop.yieldOncePerTurn()
+                            done.resume(returning: (first, second, before))
+                        }
+                    }
+                }
+            }
+            #expect(first == !before)
+            #expect(!second)
+            if !before { freshTurns.withLock { $0 += 1 } }
+        }
+        #expect(freshTurns.withLock { $0 } >= 2)
+    }
+
     @Test("fd events are served while jobs keep the loop busy", .timeLimit(.minutes(1)))
     func fdEventsBetweenJobs() async {
         // A task that re-enqueues itself forever would starve fds if the loop drained jobs until none is left.
