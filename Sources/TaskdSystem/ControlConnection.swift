@@ -120,20 +120,32 @@ public final class ControlConnection: ReplyChannel, Sendable {
 
     /// Queues a reply; it is written as the socket accepts it. Replies to a oneway call are dropped.
     public func send(_ reply: VarlinkReply) {
-        let (oneway, deadline, handOver) = state.withLock { s -> (Bool, UInt64?, Bool) in
-            // A continued reply answers a `more` call that stays in progress (or a oneway one: dropped).
-            guard !reply.continues else { return (s.onewayPending > 0, nil, false) }
-            s.lastActivity = DeadlineTimer.now()
-            let (atOnce, handOver) = s.sequencer.answered()
-            if !atOnce && s.onewayPending > 0 {
-                s.onewayPending -= 1
-                return (true, nil, false)
+        let bytes = reply.encoded + [0]
+        // The reply is queued in the same step that tells the sequencer it was answered: a call read
+        // meanwhile (on the loop's thread, this reply coming from another) may go to a task as soon
+        // as the answer is known, and its reply must not be queued ahead of this one.
+        let (deadline, handOver, overflow) = state.withLock { s -> (UInt64?, Bool, Bool) in
+            var result: (deadline: UInt64?, handOver: Bool, oneway: Bool) = (nil, false, false)
+            if reply.continues {
+                // A continued reply answers a `more` call that stays in progress (or a oneway one: dropped).
+                result.oneway = s.onewayPending > 0
+            } else {
+                s.lastActivity = DeadlineTimer.now()
+                let (atOnce, handOver) = s.sequencer.answered()
+                if !atOnce && s.onewayPending > 0 {
+                    s.onewayPending -= 1
+                    result.oneway = true
+                } else {
+                    s.outstanding = max(0, s.outstanding - 1)
+                    result = (s.outstanding == 0 ? s.deadline(limits) : nil, handOver, false)
+                }
             }
-            s.outstanding = max(0, s.outstanding - 1)
-            return (false, s.outstanding == 0 ? s.deadline(limits) : nil, handOver)
+            guard !result.oneway, !s.closed else { return (result.deadline, result.handOver, false) }
+            s.pending += bytes
+            return (result.deadline, result.handOver, s.pending.count > Self.maxPendingOutput)
         }
         if let deadline { onDeadline(deadline) }
-        if !oneway { write(reply.encoded + [0]) }
+        if overflow { close() } else { flush() }
         // Only now: the calls that waited are answered after this one.
         if handOver { onHandOver(self) }
     }
