@@ -75,8 +75,8 @@ extension Scheduler {
         admit(run, definition: definition, at: now, actions: &actions)
     }
 
-    /// `admit` for a run not yet stored (a new one): stores it, started if a slot is free, with no
-    /// look-up of it by id; returns it as stored.
+    /// `admit` for a run at hand (a new one, or one the caller looked up): stores it, started if a
+    /// slot is free, with no look-up of it by id; returns it as stored.
     @discardableResult
     private mutating func admit(
         _ run: Run, definition: TaskDefinition?, at now: ClockReading, actions: inout [SchedulerAction]

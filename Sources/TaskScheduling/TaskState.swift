@@ -89,11 +89,11 @@ public struct TaskState: Hashable, Sendable {
     /// The next monotonic instant a timer of this task elapses (its random delay included), or nil.
     public var nextElapse: UInt64? { nextTimer.map { $0 &+ randomDelay } }
 
-    /// The earliest instant this task needs the scheduler: a timer (random delay included) or its retry.
     /// `nextDue` of a state held in place: `optional?.dueInPlace()` reads it with no copy of the
     /// state, where `optional?.nextDue` copies all of it first.
     mutating func dueInPlace() -> UInt64? { nextDue }
 
+    /// The earliest instant this task needs the scheduler: a timer (random delay included) or its retry.
     var nextDue: UInt64? {
         switch (nextElapse, retry?.due) {
         case (let a?, let b?): return min(a, b)

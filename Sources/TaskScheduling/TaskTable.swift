@@ -23,7 +23,7 @@ public struct TaskTable: Sendable, Hashable {
                 states[key] = box
             }
             defer {
-                // Read in place: `box.state == nil` and `box.state?.nextDue` copy all of the state.
+                // Read in place: `box.state?.nextDue` and `box.state == nil` copied all of the state.
                 let due = box.state?.dueInPlace()
                 if case .none = box.state { states[key] = nil }
                 if due != box.indexedDue {

@@ -16,7 +16,6 @@ public struct VarlinkReply: Hashable, Sendable {
         return r
     }
 
-    /// The message bytes, NUL not included.
     /// Parameters already written as one JSON object (`JSONObjectWriter`), sent as they are in place
     /// of `parameters`: for replies sent often, such as the runs a wake started.
     public var encodedParameters: [UInt8]?
@@ -29,6 +28,7 @@ public struct VarlinkReply: Hashable, Sendable {
         self.encodedParameters = encodedParameters
     }
 
+    /// The message bytes, NUL not included.
     public var encoded: [UInt8] {
         if let encodedParameters, error == nil {
             // The members in sorted order, as `JSONValue` prints them: continues, parameters.
