@@ -124,7 +124,7 @@ public final class ControlConnection: ReplyChannel, Sendable {
         // The reply is queued in the same step that tells the sequencer it was answered: a call read
         // meanwhile (on the loop's thread, this reply coming from another) may go to a task as soon
         // as the answer is known, and its reply must not be queued ahead of this one.
-        let (deadline, handOver, overflow) = state.withLock { s -> (UInt64?, Bool, Bool) in
+        let (deadline, handOver, queued) = state.withLock { s -> (UInt64?, Bool, Bool) in
             var result: (deadline: UInt64?, handOver: Bool, oneway: Bool) = (nil, false, false)
             if reply.continues {
                 // A continued reply answers a `more` call that stays in progress (or a oneway one: dropped).
@@ -142,10 +142,12 @@ public final class ControlConnection: ReplyChannel, Sendable {
             }
             guard !result.oneway, !s.closed else { return (result.deadline, result.handOver, false) }
             s.pending += bytes
-            return (result.deadline, result.handOver, s.pending.count > Self.maxPendingOutput)
+            return (result.deadline, result.handOver, true)
         }
         if let deadline { onDeadline(deadline) }
-        if overflow { close() } else { flush() }
+        if queued {
+            if state.withLock({ $0.pending.count > Self.maxPendingOutput }) { close() } else { flush() }
+        }
         // Only now: the calls that waited are answered after this one.
         if handOver { onHandOver(self) }
     }
