@@ -52,6 +52,14 @@ public final class ControlConnection: ReplyChannel, Sendable {
         /// Calls answered by no final reply yet (`more` calls stream until theirs).
         var outstanding = 0
         var sequencer = CallSequencer()
+
+        /// Appends `bytes` to the output unless the connection is closed (nil); true if the output
+        /// is now over `maxPendingOutput` (a reader too slow: the connection is to be closed).
+        mutating func queue(_ bytes: [UInt8]) -> Bool? {
+            guard !closed else { return nil }
+            pending += bytes
+            return pending.count > ControlConnection.maxPendingOutput
+        }
         var lastActivity: UInt64 = 0
         /// When the first byte of an unfinished request arrived.
         var partialSince: UInt64?
@@ -124,7 +132,7 @@ public final class ControlConnection: ReplyChannel, Sendable {
         // The reply is queued in the same step that tells the sequencer it was answered: a call read
         // meanwhile (on the loop's thread, this reply coming from another) may go to a task as soon
         // as the answer is known, and its reply must not be queued ahead of this one.
-        let (deadline, handOver, queued) = state.withLock { s -> (UInt64?, Bool, Bool) in
+        let (deadline, handOver, queued) = state.withLock { s -> (UInt64?, Bool, Bool?) in
             var result: (deadline: UInt64?, handOver: Bool, oneway: Bool) = (nil, false, false)
             if reply.continues {
                 // A continued reply answers a `more` call that stays in progress (or a oneway one: dropped).
@@ -140,13 +148,11 @@ public final class ControlConnection: ReplyChannel, Sendable {
                     result = (s.outstanding == 0 ? s.deadline(limits) : nil, handOver, false)
                 }
             }
-            guard !result.oneway, !s.closed else { return (result.deadline, result.handOver, false) }
-            s.pending += bytes
-            return (result.deadline, result.handOver, true)
+            return (result.deadline, result.handOver, result.oneway ? nil : s.queue(bytes))
         }
         if let deadline { onDeadline(deadline) }
-        if queued {
-            if state.withLock({ $0.pending.count > Self.maxPendingOutput }) { close() } else { flush() }
+        if let overflow = queued {
+            if overflow { close() } else { flush() }
         }
         // Only now: the calls that waited are answered after this one.
         if handOver { onHandOver(self) }
@@ -229,13 +235,8 @@ public final class ControlConnection: ReplyChannel, Sendable {
     }
 
     private func write(_ bytes: [UInt8]) {
-        let overflow = state.withLock { s -> Bool in
-            guard !s.closed else { return false }
-            s.pending += bytes
-            return s.pending.count > Self.maxPendingOutput
-        }
-        if overflow { return close() }
-        flush()
+        guard let overflow = state.withLock({ $0.queue(bytes) }) else { return }
+        if overflow { close() } else { flush() }
     }
 
     /// Writes what is pending; waits for writability (EPOLLOUT) when the socket is full.
