@@ -523,7 +523,9 @@ actor Daemon {
             } catch {
                 termination = .threw(String(describing: error))
             }
-            await self?.handlerEnded(runID: run.id, termination: termination, result: result)
+            // Posted, not awaited: an await would hop back to this executor only to end the task
+            // (one more handler job on the loop, with its stall timer armed and disarmed).
+            self?.onLoop { [result] in $0.handlerEnded(runID: run.id, termination: termination, result: result) }
         }
         active[run.id] = .swift(task)
         return nil

@@ -42,6 +42,10 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     private let jobs = Mutex<[UnownedJob]>([])
     /// `afterTurn` work, touched on the loop's thread only.
     private let deferred = Mutex<[@Sendable () -> Void]>([])
+    /// The loop's thread and its standby (`pthread_t`s), and how often one of them wrote the
+    /// eventfd (for tests: it never needs to while it runs handler jobs on a loop left vacant).
+    private let ownThreads = Mutex<[UInt]>([])
+    private let ownWakes = Atomic<Int>(0)
     /// Whether the current turn gave its CPU up already (`yieldOncePerTurn`).
     private let yielded = Atomic<Bool>(false)
     /// The `pthread_t` of the thread that runs the loop (0 while none does).
@@ -84,6 +88,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         stallFD = taskd_monotonic_timer()
         precondition(stallFD >= 0, "timerfd failed: \(String(cString: strerror(errno)))")
         let started = Thread.detach { [self] in
+            ownThreads.withLock { $0.append(UInt(pthread_self())) }
             while true {
                 lead()
                 standBy()
@@ -116,8 +121,11 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
                 }
                 let handler = handlers.withLock { $0[tokens[i]] }
                 handler?(events[i])
-                // Handlers it started go first; the events left stay ready (level-triggered).
-                if handoff.withLock({ !$0.isEmpty }) { break }
+                // Handlers it started go first, then the batch's next event (fd handlers cope with
+                // an event made stale meanwhile: every fd is non-blocking, and a token deregistered
+                // meanwhile finds no handler). Ready requests of many clients are served in one turn:
+                // one `epoll_wait`, and one wake-up of the writers (`afterTurn`) for all of them.
+                guard runHandoff() else { return }
             }
             guard runHandoff() else { return }
             // Jobs enqueue jobs (a resumed task, a hop to the actor): run rounds of them until none
@@ -167,6 +175,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
             if !roles.standbyStarted {
                 // Without a thread (none could be made), handler jobs go to the global executor.
                 roles.standbyStarted = Thread.detach { [self] in
+                    ownThreads.withLock { $0.append(UInt(pthread_self())) }
                     while true {
                         standBy()
                         lead()
@@ -257,6 +266,9 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         return true
     }
 
+    /// How often the loop's own threads woke the loop through its eventfd (for tests).
+    var ownThreadWakes: Int { ownWakes.load(ordering: .relaxed) }
+
     /// Whether this turn of the loop yielded already (for tests).
     var hasYieldedThisTurn: Bool { yielded.load(ordering: .relaxed) }
 
@@ -300,10 +312,13 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
             queue.append(job)
             return queue.count == 1
         }
-        // The loop drains its queue before it next waits; only another thread must wake it.
-        if first && !isCurrent {
+        // The loop drains its queue before it next waits: only a thread that runs it may be
+        // blocked in `epoll_wait`. None does while the loop is left to handler jobs, and whichever
+        // thread takes it next looks at the queue first (the job was queued before `roles` was read).
+        if first && !isCurrent && roles.withLock({ $0.held }) {
             var one: UInt64 = 1
             _ = write(wakeFD, &one, 8)
+            if ownThreads.withLock({ $0.contains(UInt(pthread_self())) }) { ownWakes.add(1, ordering: .relaxed) }
         }
     }
 

@@ -31,6 +31,13 @@ private actor OnLoop {
     }
 }
 
+/// What ran, in order.
+private final class Log: Sendable {
+    let entries = Mutex<[String]>([])
+
+    func note(_ entry: String) { entries.withLock { $0.append(entry) } }
+}
+
 @Suite("Event loop executor")
 struct EventLoopTests {
     @Test("an actor on the loop runs on its thread, whoever calls it")
@@ -88,6 +95,44 @@ struct EventLoopTests {
             if !before { freshTurns.withLock { $0 += 1 } }
         }
         #expect(freshTurns.withLock { $0 } >= 2)
+    }
+
+    @Test("fd events ready together are served in one turn, each after the handlers the one before started")
+    func readyEventsShareATurn() async {
+        let loop = EventLoop.shared
+        var a: [Int32] = [0, 0]
+        var b: [Int32] = [0, 0]
+        #expect(pipe(&a) == 0 && pipe(&b) == 0)
+        var byte: UInt8 = 1
+        #expect(write(a[1], &byte, 1) == 1 && write(b[1], &byte, 1) == 1)
+        let log = Log()
+        let done = AsyncStream.makeStream(of: Void.self)
+        let serve: @Sendable (Int32) -> @Sendable (UInt32) -> Void = { fd in
+            { _ in
+                var byte: UInt8 = 0
+                _ = read(fd, &byte, 1)
+                let first = log.entries.withLock { entries in
+                    entries.append(entries.isEmpty ? "first fd" : "second fd")
+                    return entries.count == 1
+                }
+                guard first else { return }
+                Task(executorPreference: HandlerExecutor.shared) { log.note("handler") }
+                loop.afterTurn {
+                    log.note("after the turn")
+                    done.continuation.finish()
+                }
+            }
+        }
+        // Registered by one job on the loop, so that its next epoll_wait reports both.
+        let readEnds = [a[0], b[0]]
+        let tokens = await Task(executorPreference: loop) {
+            readEnds.compactMap { fd in loop.register(fd: fd, events: EventLoop.readable, handler: serve(fd)) }
+        }.value
+        for await _ in done.stream {}
+        for (fd, token) in zip(readEnds, tokens) { loop.deregister(fd: fd, token: token) }
+        for fd in a + b { close(fd) }
+        #expect(tokens.count == 2)
+        #expect(log.entries.withLock { $0 } == ["first fd", "handler", "second fd", "after the turn"])
     }
 
     @Test("fd events are served while jobs keep the loop busy", .timeLimit(.minutes(1)))

@@ -60,6 +60,21 @@ struct HandlerExecutorTests {
         #expect(await loop.ping())
     }
 
+    @Test("a job a handler queues on the loop runs after it, and the loop's own thread never wakes itself for it")
+    func handlerQueuesALoopJob() async {
+        let loop = LoopActor()
+        let before = EventLoop.shared.ownThreadWakes
+        for _ in 0..<20 {
+            let trace = Trace()
+            await loop.startHandlers(
+                trace, [{ Task(executorPreference: EventLoop.shared) { trace.note("loop job") } }])
+            #expect(await eventually { trace.has("loop job") })
+        }
+        // The handler runs on the loop's thread, which left the loop vacant: whichever thread holds
+        // it next looks at the queue before it waits, so no eventfd write is needed.
+        #expect(EventLoop.shared.ownThreadWakes == before)
+    }
+
     @Test("a handler task started off the loop runs on the global executor")
     func handlerOffTheLoop() async {
         let loopThread = await LoopActor().thread()
