@@ -1,6 +1,7 @@
 /// Writes one JSON object straight to bytes, members in the order given, which must be the sorted
 /// order `JSONValue` prints (the caller's duty; checked in debug builds): the text equals that of
 /// the same `JSONValue.object`, without building a dictionary or hashing and sorting its keys.
+/// Member names are literals that need no escape, copied as they are.
 public struct JSONObjectWriter {
     private var out: [UInt8]
     private var first = true
@@ -15,53 +16,55 @@ public struct JSONObjectWriter {
         self.out.append(UInt8(ascii: "{"))
     }
 
-    private mutating func key(_ name: String) {
+    /// A member's name, copied as the code spells it: it must need no escape (checked in debug
+    /// builds). A `StaticString`, so that no name is scanned or bridged at run time.
+    private mutating func key(_ name: StaticString) {
         #if DEBUG
-            assert(lastKey.map { $0 < name } ?? true, "JSONObjectWriter: \(name) written out of order")
-            lastKey = name
+            let text = name.description
+            assert(lastKey.map { $0 < text } ?? true, "JSONObjectWriter: \(text) written out of order")
+            assert(
+                text.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C },
+                "JSONObjectWriter: \(text) needs an escape")
+            lastKey = text
         #endif
         if !first { out.append(UInt8(ascii: ",")) }
         first = false
-        if name.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C }) {  // a name as the code spells it
-            out.append(UInt8(ascii: "\""))
-            out.append(contentsOf: name.utf8)
-            out.append(UInt8(ascii: "\""))
-        } else {
-            JSONValue.writeString(name, to: &out)
-        }
+        out.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { out.append(contentsOf: $0) }
+        out.append(UInt8(ascii: "\""))
         out.append(UInt8(ascii: ":"))
     }
 
-    public mutating func string(_ name: String, _ value: String?) {
+    public mutating func string(_ name: StaticString, _ value: String?) {
         guard let value else { return }
         key(name)
         JSONValue.writeString(value, to: &out)
     }
 
-    public mutating func int(_ name: String, _ value: Int64?) {
+    public mutating func int(_ name: StaticString, _ value: Int64?) {
         guard let value else { return }
         key(name)
         JSONValue.writeInteger(value, to: &out)
     }
 
     /// A count of microseconds or the like, clamped as `JSONValue.int(Int64(...))` would not trap on.
-    public mutating func int(_ name: String, _ value: UInt64?) {
+    public mutating func int(_ name: StaticString, _ value: UInt64?) {
         int(name, value.map { Int64(clamping: $0) })
     }
 
-    public mutating func bool(_ name: String, _ value: Bool) {
+    public mutating func bool(_ name: StaticString, _ value: Bool) {
         key(name)
         out.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    public mutating func value(_ name: String, _ value: JSONValue?) {
+    public mutating func value(_ name: StaticString, _ value: JSONValue?) {
         guard let value else { return }
         key(name)
         value.write(to: &out)
     }
 
     /// A member whose value is JSON text already (`JSONObjectWriter.array` of encoded values, say).
-    public mutating func json(_ name: String, _ text: [UInt8]) {
+    public mutating func json(_ name: StaticString, _ text: [UInt8]) {
         key(name)
         out.append(contentsOf: text)
     }
