@@ -15,7 +15,10 @@ import Synchronization
 /// - As an executor: a `SerialExecutor` for an actor that must react to I/O without a thread
 ///   hand-off (the daemon's scheduler), and a `TaskExecutor` for tasks that serve connections.
 ///   A job enqueued from the loop's own thread runs after the current batch of fd events, with no
-///   system call; one enqueued from another thread wakes the loop through an eventfd. Jobs must not
+///   system call; one enqueued from another thread wakes the loop through an eventfd, unless no
+///   thread holds the loop (handler jobs run), since whichever takes it next looks at the jobs first.
+///   The fd events an `epoll_wait` returns are all served in one turn, each after the handlers the
+///   one before started; the turn's jobs and `afterTurn` work follow. Jobs must not
 ///   block either: blocking work goes to `Thread`.
 /// - For user code: a `HandlerExecutor` job (a Swift handler's first slice) that an fd handler or a
 ///   job of the loop enqueues runs on the loop's thread as soon as that returns, before any other
