@@ -82,7 +82,6 @@ public struct RunInfo: Hashable, Sendable {
         return .object(o)
     }
 
-    /// Reads a `RunInfo` object; nil when a required field is missing.
     /// The text of `json`, written directly (no dictionary to build, hash and sort): a run's JSON
     /// is written at every reply, every end of a run and every save of a task's history.
     public var encodedJSON: [UInt8] {
@@ -112,6 +111,7 @@ public struct RunInfo: Hashable, Sendable {
         return o.finish()
     }
 
+    /// Reads a `RunInfo` object; nil when a required field is missing.
     public init?(json: JSONValue) {
         guard let task = json["task"]?.stringValue, let kind = json["kind"]?.stringValue,
             let runId = json["runId"]?.stringValue, let state = json["state"]?.stringValue
