@@ -33,6 +33,8 @@ actor Daemon {
     private var endedAwaitingDisk: [TaskKey: [Run]] = [:]
     private var active: [String: ActiveHandler] = [:]
     private var watches: [Int: RunWatch] = [:]
+    /// Watchers' notices of signals sent to commands, held until the run ends (see `HeldNotices`).
+    private var heldNotices = HeldNotices()
     private var nextWatchID = 0
     private var timer: Task<Void, Never>?
     /// The timerfd behind `armTimer` (made on first use); `timer` sleeps only if it cannot exist.
@@ -376,6 +378,7 @@ actor Daemon {
     private func tick() {
         timerDeadline = nil
         let now = SystemClock.now()
+        if !heldNotices.isEmpty { heldNotices.releaseDue(at: now.monotonic).forEach(notifyWatches) }
         let rest = startRuns(in: scheduler.fire(at: now))
         afterHandlersStart { daemon in
             daemon.scheduler.rearmFired(at: now)
@@ -436,11 +439,14 @@ actor Daemon {
             case .report(let event):
                 journal.report(event)
                 if case .ended(let run) = event {
+                    if !heldNotices.isEmpty { heldNotices.release(run: run.id).forEach(notifyWatches) }
                     active[run.id] = nil
                     let keep = scheduler.tasks[run.key]?.definition.historySize ?? 20
                     records[run.key, default: TaskRecord()].append(RunInfo(run), keep: keep)
                     dirty.insert(run.key)
                     endedAwaitingDisk[run.key, default: []].append(run)
+                } else if holdsNotice(of: event) {
+                    heldNotices.hold(event, at: SystemClock.now().monotonic)
                 } else {
                     notifyWatches(event)
                 }
@@ -567,6 +573,18 @@ actor Daemon {
         }
     }
 
+    /// Whether watchers hear of `event` only once its run ends (or `HeldNotices.delay` later): it
+    /// tells of a signal sent to a command's group, and someone watches the run.
+    private func holdsNotice(of event: SchedulerEvent) -> Bool {
+        switch event {
+        case .cancelling(let run), .killing(let run):
+            guard case .command? = active[run.id] else { return false }
+            return watches.values.contains { $0.remaining.contains(run.id) }
+        default:
+            return false
+        }
+    }
+
     private func notifyWatches(_ event: SchedulerEvent) {
         let run = event.run
         for (id, watch) in watches where watch.remaining.contains(run.id) {
@@ -592,11 +610,12 @@ actor Daemon {
         statusAfterTurn()
     }
 
-    /// Arms the deadline timer for the scheduler's next deadline. A timerfd armed earlier than that
-    /// is left alone: it fires once early, `tick` finds nothing due and arms it then. A run that ends
-    /// before its budget (most do) so costs no system call, where disarming cost one per run.
+    /// Arms the deadline timer for the scheduler's next deadline, or the next held notice's if that
+    /// comes first. A timerfd armed earlier than that is left alone: it fires once early, `tick`
+    /// finds nothing due and arms it then. A run that ends before its budget (most do) so costs no
+    /// system call, where disarming cost one per run.
     private func armTimer() {
-        let next = scheduler.nextDeadline
+        let next = [scheduler.nextDeadline, heldNotices.nextDue].compactMap { $0 }.min()
         guard next != timerDeadline else { return }
         if deadlineTimer != nil, let armed = timerDeadline, next.map({ $0 > armed }) ?? true { return }
         timer?.cancel()

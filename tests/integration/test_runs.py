@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import WEATHERD, Daemon, group_members, journal, needs_journal, task, wait_for
+from conftest import WEATHERD, Daemon, VarlinkSocket, group_members, journal, needs_journal, task, wait_for
 
 pytestmark = needs_journal
 
@@ -86,6 +86,26 @@ def test_a_command_that_traps_sigterm_is_killed_at_the_budget_end_with_its_whole
     cancel = [e for e in journal(TASK_RUN_ID=run["runId"]) if e.get("MESSAGE_ID") == "65366c20621d4d33a30c8aae2d16d2b7"]
     assert len(cancel) == 1
     wait_for(lambda: not group_members(pgid), timeout=2, what=f"process group {pgid} to be gone")
+
+
+def test_a_watcher_hears_each_signal_sent_to_a_command_in_order_and_before_its_end(daemon_factory, tmp_path):
+    # taskd holds a watcher's notice of a signal until the group ends or 2 ms pass (HeldNotices):
+    # the ignored SIGTERM at 1 s is told while the group still lives, SIGKILL at 3 s before the end.
+    pidfile = tmp_path / "pgid"
+    script = f"trap \"\" TERM; echo $$ > {pidfile}; sleep 60 & wait; wait"
+    d = daemon_factory({"stubborn.task": task(f"/bin/sh -c '{script}'", budget="3s", grace="2s")}).start()
+    alive_when_told = None
+    with VarlinkSocket(d.socket) as v:
+        request = {"method": "io.taskd.Scheduler.Wake", "parameters": {"target": "stubborn"}, "more": True}
+        v.send_raw(json.dumps(request).encode() + b"\0")
+        replies = [v.read_reply()]
+        while replies[-1].get("continues"):
+            replies.append(v.read_reply())
+            if replies[-1]["parameters"]["runs"][0]["state"] == "cancelling":
+                alive_when_told = group_members(int(pidfile.read_text()))
+    states = [r["parameters"]["runs"][0]["state"] for r in replies]
+    assert states == ["running", "cancelling", "killing", "killed"], replies
+    assert alive_when_told, "the notice of SIGTERM waited for the group's end"
 
 
 def test_a_command_that_stops_on_sigterm_has_expired(daemon_factory):
