@@ -615,7 +615,8 @@ actor Daemon {
     /// finds nothing due and arms it then. A run that ends before its budget (most do) so costs no
     /// system call, where disarming cost one per run.
     private func armTimer() {
-        let next = [scheduler.nextDeadline, heldNotices.nextDue].compactMap { $0 }.min()
+        var next = scheduler.nextDeadline
+        if let due = heldNotices.nextDue { next = min(next ?? due, due) }
         guard next != timerDeadline else { return }
         if deadlineTimer != nil, let armed = timerDeadline, next.map({ $0 > armed }) ?? true { return }
         timer?.cancel()
