@@ -10,16 +10,17 @@ import TaskdIO
 /// The state folder. Per task, `tasks/KIND:IDENTIFIER.json` (a `TaskRecord`), replaced atomically:
 /// temporary file, fsync, rename, fsync of the folder. And `wakes.log`, the acknowledged wakes not
 /// yet answered: one JSON line per record added or settled, written in batches, compacted when
-/// mostly settled. An added wake is fdatasynced at the next batch (group commit; its reply waits
-/// for it). The log's file is kept zero-filled ahead of its records (`logChunk`), so that a batch
-/// overwrites blocks that exist already and its fdatasync writes data alone, with no commit of the
-/// file system's journal; reading stops at the first NUL byte. Task snapshots and settle lines are
-/// the lazy part: while wakes keep coming, they are written at most every `lazyInterval` (one
-/// history file rewrite, not one per batch), and settle lines are synced with the next added wake
-/// or barrier: a machine crash may replay an answered wake (delivery is at least once), never lose
-/// one. All file work happens on one serial queue, never on the cooperative pool. A failure is
-/// reported through `report` once per spell (priority 3, "error"), its end once (priority 5,
-/// "writable again"), and scheduling goes on in memory.
+/// mostly settled. An added wake is written before its reply (it survives a crash of taskd), and
+/// fdatasynced within `syncInterval` (`SyncIntervalSec=`, 1 s by default), or before its reply when
+/// that is 0 (group commit: it survives a crash of the machine too). The log's file is kept
+/// zero-filled ahead of its records (`logChunk`), so that a batch overwrites blocks that exist
+/// already and its fdatasync writes data alone, with no commit of the file system's journal;
+/// reading stops at the first NUL byte. Task snapshots and settle lines are the lazy part: while
+/// wakes keep coming, they are written at most every `lazyInterval` (one history file rewrite, not
+/// one per batch), and settle lines are synced with the next sync of the log: a machine crash may
+/// replay an answered wake (delivery is at least once). All file work happens on one serial queue,
+/// never on the cooperative pool. A failure is reported through `report` once per spell (priority
+/// 3, "error"), its end once (priority 5, "writable again"), and scheduling goes on in memory.
 final class StateStore: Sendable {
     let directory: String
     private let queue = DispatchQueue(label: "taskd.state")
@@ -28,6 +29,14 @@ final class StateStore: Sendable {
     /// Whether the last batch of task snapshots failed (touched on `queue` only).
     private let snapshotsFailing = Mutex(false)
     private let report: @Sendable (_ priority: Int, _ message: String) -> Void
+    /// How long lines written to the log may wait for their fdatasync (µs); 0: a wake's reply waits for
+    /// it; `.max` (infinity): until a barrier (the stop), else the kernel's own writeback.
+    let syncInterval: UInt64
+    /// `fdatasync(2)`: true when the file's data is on disk (a seam for tests, which count the calls).
+    private let syncFile: @Sendable (Int32) -> Bool
+
+    /// `SyncIntervalSec=`'s default (µs): a power cut may lose the wakes of the last second.
+    static let defaultSyncInterval: UInt64 = 1_000_000
 
     /// How long the lazy part may wait while wakes keep coming (µs).
     static let lazyInterval: UInt64 = 10_000
@@ -87,8 +96,10 @@ final class StateStore: Sendable {
         /// The bytes of the live records, kept as they change (the compaction threshold).
         var liveBytes = 0
         var failing = false
-        /// Lines were written since the last fdatasync (settle lines alone).
+        /// Lines were written since the last fdatasync.
         var unsynced = false
+        /// A sync of the log is due `syncInterval` after the first unsynced write.
+        var syncScheduled = false
 
         mutating func set(_ id: String, _ line: [UInt8]?) {
             let old = live[id]
@@ -99,8 +110,14 @@ final class StateStore: Sendable {
         }
     }
 
-    init(directory: String, report: @escaping @Sendable (_ priority: Int, _ message: String) -> Void) {
+    init(
+        directory: String, syncInterval: UInt64 = StateStore.defaultSyncInterval,
+        syncFile: @escaping @Sendable (Int32) -> Bool = { fdatasync($0) == 0 },
+        report: @escaping @Sendable (_ priority: Int, _ message: String) -> Void
+    ) {
         self.directory = directory
+        self.syncInterval = syncInterval
+        self.syncFile = syncFile
         self.report = report
     }
 
@@ -229,7 +246,7 @@ final class StateStore: Sendable {
 
     /// Records acknowledged wakes; returns a ticket for `waitDurable`. Call before starting their runs,
     /// so that a run that ends at once settles a record that is already in the log. `add([])` is a
-    /// barrier: once its ticket is durable, everything enqueued before it is on disk.
+    /// barrier: once its ticket is durable, everything enqueued before it is on disk (synced).
     func add(_ records: [WakeRecord]) -> UInt64 {
         enqueue { p in
             if records.isEmpty { p.barrier = true }
@@ -259,14 +276,14 @@ final class StateStore: Sendable {
         }
     }
 
-    /// Returns once the wakes added up to `ticket` are written and synced (with a barrier's ticket:
-    /// everything enqueued before it).
+    /// Returns once the wakes added up to `ticket` are written, and synced if `syncInterval` is 0
+    /// (with a barrier's ticket: everything enqueued before it, synced).
     func waitDurable(_ ticket: UInt64) async {
         await withCheckedContinuation { continuation in whenDurable(ticket) { continuation.resume() } }
     }
 
-    /// Runs `body` once the wakes added up to `ticket` are written and synced: at once if they are,
-    /// else on the writer's thread right after the flush that put them on disk (keep it short).
+    /// Runs `body` once the wakes added up to `ticket` are durable (see `waitDurable`): at once if they
+    /// are, else on the writer's thread right after the flush that wrote them (keep it short).
     func whenDurable(_ ticket: UInt64, _ body: @escaping @Sendable () -> Void) {
         let done = pending.withLock { p -> Bool in
             if p.durable >= ticket { return true }
@@ -291,7 +308,7 @@ final class StateStore: Sendable {
 
     /// Writes the added wakes and, when `writesLazy`, the lazy part: task snapshots before settle
     /// lines (a wake is settled on disk only after the history that records its run); syncs the log
-    /// if a wake was added or a barrier asked; then wakes the waiters.
+    /// if a barrier asked, or a wake was added and `syncInterval` is 0; then wakes the waiters.
     private func flush() {
         let now = DeadlineTimer.now()
         let (batch, lazyDue) = pending.withLock { p -> (Pending, UInt64?) in
@@ -361,13 +378,13 @@ final class StateStore: Sendable {
             }
             for id in batch.settledIDs { file.set(id, nil) }
             lines += batch.settled
-            let sync = !batch.added.isEmpty || batch.barrier
+            let sync = batch.barrier || (!batch.added.isEmpty && syncInterval == 0)
             guard !lines.isEmpty || (sync && file.unsynced) else { return false }
             let end = file.size + lines.count
             // Past the zeros, the next chunk of them goes with the lines (one commit per chunk).
             let zeros = end <= file.capacity ? [] : Self.zeros(after: end)
             var written = file.fd >= 0 && FileIO.writeAll(file.fd, lines + zeros, at: file.size)
-            if written && sync { written = fdatasync(file.fd) == 0 }
+            if written && sync { written = syncFile(file.fd) }
             if written {
                 file.unsynced = !sync
                 file.size = end
@@ -380,10 +397,32 @@ final class StateStore: Sendable {
                     "\(logPath): cannot write (\(String(cString: strerror(errno)))); acknowledged wakes are kept in memory only"
                 )
             }
+            if file.unsynced && syncInterval > 0 && syncInterval != .max && !file.syncScheduled {
+                file.syncScheduled = true
+                queue.asyncAfter(deadline: .now() + .microseconds(Int(min(syncInterval, 1 << 50)))) {
+                    self.syncLog()
+                }
+            }
             return file.failing || (file.size > 1 << 20 && file.size > 4 * file.liveBytes)
         }
         if needsCompaction, let problem = compact() {
             if !log.withLock({ $0.failing }) { onError(problem) }
+        }
+    }
+
+    /// The background sync: puts what the log's writes left in the page cache on disk.
+    private func syncLog() {
+        log.withLock { file in
+            file.syncScheduled = false
+            guard file.unsynced, file.fd >= 0, !file.failing else { return }
+            if syncFile(file.fd) {
+                file.unsynced = false
+            } else {
+                file.failing = true
+                onError(
+                    "\(logPath): cannot sync (\(String(cString: strerror(errno)))); a power cut may lose the wakes acknowledged since the last sync"
+                )
+            }
         }
     }
 }

@@ -196,7 +196,8 @@ public struct TaskDaemon: Sendable {
         let notifier = ServiceNotifier()
         var handlers: [String: TaskHandler] = [:]
         for r in registrations { handlers[r.definition.key.identifier] = r.handler }
-        let store = StateStore(directory: stateDirectory) { priority, problem in
+        let syncInterval = config.daemon.syncInterval?.microseconds ?? StateStore.defaultSyncInterval
+        let store = StateStore(directory: stateDirectory, syncInterval: syncInterval) { priority, problem in
             journal.daemon(.stateError, priority, problem)
         }
         // A passwd lookup may block (NSS): done once at start-up, before anything is served and on

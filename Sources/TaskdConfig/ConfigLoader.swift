@@ -166,6 +166,12 @@ public enum ConfigLoader {
                     continue
                 }
                 if e.key == "IdleTimeoutSec" { settings.idleTimeout = span } else { settings.requestTimeout = span }
+            case "SyncIntervalSec":
+                guard let span = try? TimeSpan(parsing: e.value) else {
+                    diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a time span"))
+                    continue
+                }
+                settings.syncInterval = span
             default:
                 if !e.key.hasPrefix("X-") {
                     diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "unknown key in section [Daemon]"))

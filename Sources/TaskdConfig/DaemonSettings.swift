@@ -16,6 +16,8 @@ public struct DaemonSettings: Hashable, Sendable {
     /// `IdleTimeoutSec=`, `RequestTimeoutSec=`: when a quiet connection, and an unfinished request, are closed.
     public var idleTimeout: TimeSpan?
     public var requestTimeout: TimeSpan?
+    /// `SyncIntervalSec=`: how long a written wake may wait for its fdatasync; 0: its reply waits for it (nil: 1 s).
+    public var syncInterval: TimeSpan?
 
     public init(stateDirectory: String? = nil, socketPath: String? = nil) {
         self.stateDirectory = stateDirectory

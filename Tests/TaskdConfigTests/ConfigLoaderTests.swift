@@ -281,6 +281,24 @@ struct ConfigLoaderTests {
         #expect(config.diagnostics.map(\.key) == ["MaxConnections", "IdleTimeoutSec", "RequestTimeoutSec"])
     }
 
+    @Test("taskd.conf: SyncIntervalSec= takes a time span, 0 and infinity included; an error names file:line")
+    func syncInterval() throws {
+        for (value, expected) in [("0", TimeSpan.zero), ("250ms", .milliseconds(250)), ("infinity", .infinity)] {
+            let f = try ConfigFixture()
+            try f.write("taskd.conf", "[Daemon]\nSyncIntervalSec=\(value)\n")
+            let config = ConfigLoader.load(directory: f.directory)
+            #expect(config.daemon.syncInterval == expected)
+            #expect(config.diagnostics.isEmpty)
+        }
+        let f = try ConfigFixture()
+        try f.write("taskd.conf", "[Daemon]\n\nSyncIntervalSec=often\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(config.daemon.syncInterval == nil)
+        #expect(config.diagnostics.map(\.location.line) == [3])
+        #expect(config.diagnostics.first?.message.contains("'often' is not a time span") == true)
+        #expect(config.diagnostics.first?.key == "SyncIntervalSec")
+    }
+
     @Test("a file without ExecStart= configures the Swift handler of that identifier")
     func swiftHandlerConfigured() throws {
         let f = try ConfigFixture()

@@ -1,3 +1,4 @@
+import Synchronization
 import TaskScheduling
 import TaskdIO
 import Testing
@@ -130,5 +131,69 @@ struct StateStoreTests {
         let (_, second) = await Self.open(directory)
         #expect(first.map(\.id) == ids)
         #expect(second.map(\.id) == ids)
+    }
+
+    /// Counts the store's fdatasyncs and tells a waiting test of each (the real call is made too).
+    final class SyncCounter: Sendable {
+        let count = Mutex(0)
+        let (syncs, continuation) = AsyncStream.makeStream(of: Int.self)
+
+        func sync(_ fd: Int32) -> Bool {
+            let ok = fdatasync(fd) == 0
+            continuation.yield(
+                count.withLock { n in
+                    n += 1
+                    return n
+                })
+            return ok
+        }
+    }
+
+    static func open(_ directory: String, syncInterval: UInt64, counter: SyncCounter) async -> StateStore {
+        let store = StateStore(directory: directory, syncInterval: syncInterval, syncFile: counter.sync) { _, problem in
+            Issue.record("\(problem)")
+        }
+        _ = await store.loadTasks([key])
+        _ = await store.loadWakes()
+        return store
+    }
+
+    @Test("SyncIntervalSec=0: a wake is durable only once the log was fdatasynced")
+    func zeroIntervalSyncsBeforeTheAcknowledgement() async {
+        let counter = SyncCounter()
+        let store = await Self.open(Self.folder(), syncInterval: 0, counter: counter)
+        await store.waitDurable(store.add([Self.wake("a")]))
+        #expect(counter.count.withLock { $0 } == 1)
+        await store.waitDurable(store.add([Self.wake("b"), Self.wake("c")]))
+        #expect(counter.count.withLock { $0 } == 2)
+    }
+
+    @Test(
+        "by default a wake is durable once written; the log is fdatasynced once, in the background",
+        .timeLimit(.minutes(1)))
+    func writtenWakesAreSyncedInTheBackground() async {
+        let counter = SyncCounter()
+        let store = await Self.open(Self.folder(), syncInterval: StateStore.defaultSyncInterval, counter: counter)
+        await store.waitDurable(store.add([Self.wake("a")]))
+        await store.waitDurable(store.add([Self.wake("b")]))
+        // Acknowledged with no sync yet (a second is far from over): the lines are in the file.
+        #expect(counter.count.withLock { $0 } == 0)
+        #expect(Self.records(store) == Self.wake("a").line + Self.wake("b").line)
+        // The background sync comes once for both batches (bounded by the time limit).
+        var syncs = counter.syncs.makeAsyncIterator()
+        #expect(await syncs.next() == 1)
+        // Nothing unsynced is left: a barrier writes nothing and needs no sync.
+        await store.waitDurable(store.add([]))
+        #expect(counter.count.withLock { $0 } == 1)
+    }
+
+    @Test("SyncIntervalSec=infinity: only a barrier (the stop) syncs the log")
+    func infiniteIntervalSyncsAtTheBarrier() async {
+        let counter = SyncCounter()
+        let store = await Self.open(Self.folder(), syncInterval: .max, counter: counter)
+        await store.waitDurable(store.add([Self.wake("a")]))
+        #expect(counter.count.withLock { $0 } == 0)
+        await store.waitDurable(store.add([]))
+        #expect(counter.count.withLock { $0 } == 1)
     }
 }

@@ -10,6 +10,8 @@ import sys
 import threading
 import time
 
+import pytest
+
 from conftest import BUILD, ROOT, VarlinkSocket, journal, needs_journal, task, wait_for
 
 pytestmark = needs_journal
@@ -177,3 +179,31 @@ def test_the_campaign_notices_lost_wakes(tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "acknowledged wake never ran: ('queued'" in r.stderr
     assert json.loads(r.stdout.splitlines()[-1])["lost"] >= 5
+
+
+@pytest.mark.parametrize("conf, synced_first", [(None, False), ("[Daemon]\nSyncIntervalSec=0\n", True)],
+                         ids=["default", "SyncIntervalSec=0"])
+def test_a_wake_is_acknowledged_once_written_and_synced_by_SyncIntervalSec(daemon_factory, tmp_path, conf,
+                                                                            synced_first):
+    # strace shows the order on the real daemon: by default the reply goes out once the wake's line
+    # is written (a crash of taskd keeps it), and the log is fdatasynced within a second; with
+    # SyncIntervalSec=0 the fdatasync comes first (a crash of the machine keeps it too).
+    trace = tmp_path / "trace"
+    d = daemon_factory({"job.task": task("/bin/true")}, daemon_conf=conf,
+                       wrapper=["strace", "-f", "-qq", "-s", "48", "-e", "trace=fdatasync,sendto", "-o", str(trace)])
+    d.start()
+    try:
+        assert d.call("io.taskd.Scheduler.Wake", {"target": "job"})[0]["parameters"]["runs"][0]["task"] == "job"
+
+        def events():
+            lines = trace.read_text().splitlines()
+            syncs = [i for i, line in enumerate(lines) if "fdatasync(" in line]
+            replies = [i for i, line in enumerate(lines) if "sendto(" in line and '\\"runs\\"' in line]
+            return (syncs, replies) if syncs and replies else None
+
+        syncs, replies = wait_for(events, timeout=10, what=lambda: f"a sync and a reply in {trace.read_text()}")
+        assert (syncs[0] < replies[0]) == synced_first, trace.read_text()
+    finally:
+        # strace does not pass SIGTERM on: stop taskd itself, then strace ends with it.
+        subprocess.run(["pkill", "-TERM", "-P", str(d.proc.pid)])
+        d.stop()
