@@ -17,10 +17,13 @@
 //                                     prints reaped - deadline
 //   floor load SOCK CLIENTS SECONDS REQ  CLIENTS threads on persistent connections send REQ\0 and
 //                                     read the reply, as fast as answered: prints the count
-//   floor durable-server SOCK LOG     the sustained floor: an epoll loop reads requests from any number
-//                                     of clients, a writer thread appends one line per request to LOG
-//                                     (kept zero-filled ahead, as taskd does) and fdatasyncs each batch
-//                                     (group commit) before it replies to the batch's requests
+//   floor durable-server SOCK LOG [SYNC_MS]  the sustained floor: an epoll loop reads requests from
+//                                     any number of clients, a writer thread appends one line per
+//                                     request to LOG (kept zero-filled ahead, as taskd does) and replies
+//                                     to the batch's requests; with SYNC_MS 0 (the default) it fdatasyncs
+//                                     each batch before replying (group commit), else it replies once
+//                                     written and fdatasyncs at most every SYNC_MS (taskd's
+//                                     SyncIntervalSec=)
 //   floor accept-idle SOCK            blocks in accept(2) forever (the idle floor)
 //   floor hang                        ignores SIGTERM and waits for SIGKILL (a handler over budget)
 #define _GNU_SOURCE
@@ -358,6 +361,7 @@ static struct {
     int waiting[DURABLE_MAX];
     int count;
     int log;
+    int64_t sync_ns;  // 0: each batch is synced before its replies
 } durable = {.lock = PTHREAD_MUTEX_INITIALIZER, .ready = PTHREAD_COND_INITIALIZER};
 
 static const char durable_reply[] =
@@ -368,6 +372,7 @@ static void *durable_writer(void *unused) {
     static char lines[sizeof durable.lines], zeros[DURABLE_CHUNK];
     static int answer[DURABLE_MAX];
     off_t size = 0, capacity = DURABLE_CHUNK;  // durable_server wrote the first chunk of zeros
+    int64_t synced = now_ns(CLOCK_MONOTONIC);
     for (;;) {
         pthread_mutex_lock(&durable.lock);
         while (durable.count == 0) pthread_cond_wait(&durable.ready, &durable.lock);
@@ -384,13 +389,18 @@ static void *durable_writer(void *unused) {
             if (pwrite(durable.log, zeros, sizeof zeros, capacity) != (ssize_t)sizeof zeros) die("pwrite");
             capacity += DURABLE_CHUNK;
         }
-        if (fdatasync(durable.log) < 0) die("fdatasync");
+        if (durable.sync_ns == 0 && fdatasync(durable.log) < 0) die("fdatasync");
         for (int i = 0; i < count; i++) send(answer[i], durable_reply, sizeof durable_reply, MSG_NOSIGNAL);
+        if (durable.sync_ns > 0 && now_ns(CLOCK_MONOTONIC) - synced >= durable.sync_ns) {
+            if (fdatasync(durable.log) < 0) die("fdatasync");
+            synced = now_ns(CLOCK_MONOTONIC);
+        }
     }
     return NULL;
 }
 
-static void durable_server(const char *sock, const char *log) {
+static void durable_server(const char *sock, const char *log, int sync_ms) {
+    durable.sync_ns = (int64_t)sync_ms * 1000000;
     durable.log = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (durable.log < 0) die("open");
     static char zeros[DURABLE_CHUNK];
@@ -443,7 +453,7 @@ int main(int argc, char **argv) {
     else if (argc >= 3 && !strcmp(argv[1], "kill-reap")) kill_reap(atoi(argv[2]));
     else if (argc >= 4 && !strcmp(argv[1], "deadline-reap")) deadline_reap(atoi(argv[2]), atoi(argv[3]), argv[0]);
     else if (argc >= 6 && !strcmp(argv[1], "load")) load(argv[2], atoi(argv[3]), atof(argv[4]), argv[5]);
-    else if (argc >= 4 && !strcmp(argv[1], "durable-server")) durable_server(argv[2], argv[3]);
+    else if (argc >= 4 && !strcmp(argv[1], "durable-server")) durable_server(argv[2], argv[3], argc >= 5 ? atoi(argv[4]) : 0);
     else if (argc >= 3 && !strcmp(argv[1], "accept-idle")) {
         int lfd = listen_on(argv[2]);
         for (;;) accept(lfd, NULL, NULL);
