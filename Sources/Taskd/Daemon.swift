@@ -167,8 +167,8 @@ actor Daemon {
     // MARK: Requests
 
     /// Wakes the target; with `watch`, also returns a stream of every later state of those runs.
-    /// The reply waits until the wake is on disk (one record per task), so an acknowledged wake
-    /// survives a crash.
+    /// The reply waits until the wake is in the state folder (one record per task; synced as
+    /// `SyncIntervalSec=` says), so an acknowledged wake survives a crash.
     func wake(target: String, id: String?, payload: String?, watch: Bool, peer: PeerCredentials) async throws -> (
         runs: [RunInfo], updates: AsyncStream<RunInfo>?
     ) {
@@ -182,7 +182,7 @@ actor Daemon {
     }
 
     /// Wakes the target as `wake` does, without waiting: `reply` gets the runs as they were once
-    /// their handlers began, once the wake is on disk (on the state writer's thread, or on the
+    /// their handlers began, once the wake is written (on the state writer's thread, or on the
     /// loop's if it already is). The reply is built after the handlers begin, to not delay them.
     func wake(
         target: String, id: String?, payload: String?, peer: PeerCredentials,
@@ -201,7 +201,7 @@ actor Daemon {
     }
 
     /// Records the wake, lets the scheduler decide and starts the runs; returns the decisions and
-    /// the ticket for which the record is on disk.
+    /// the ticket for which the record is durable (`StateStore.waitDurable`).
     private func acknowledge(target: String, id: String?, payload: String?, watch: Bool, peer: PeerCredentials)
         throws -> (results: [WakeResult], ticket: UInt64, updates: AsyncStream<RunInfo>?)
     {
