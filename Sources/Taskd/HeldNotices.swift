@@ -24,9 +24,8 @@ struct HeldNotices {
 
     /// The notices held for run `id`, in order, which no longer wait: the run ended.
     mutating func release(run id: String) -> [SchedulerEvent] {
-        guard held.contains(where: { $0.event.run.id == id }) else { return [] }
         let released = held.filter { $0.event.run.id == id }.map(\.event)
-        held.removeAll { $0.event.run.id == id }
+        if !released.isEmpty { held.removeAll { $0.event.run.id == id } }
         return released
     }
 
