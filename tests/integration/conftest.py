@@ -242,7 +242,8 @@ def task(exec_start, kind="appRefresh", budget=None, grace=None, extra=""):
 
 
 def group_members(pgid):
-    """Pids of live (non-zombie) processes in process group pgid, from /proc."""
+    """(pid, state) of each process in process group pgid, zombies included, from /proc: empty once
+    every member has exited and been reaped."""
     members = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():

@@ -2,6 +2,7 @@
 keeps serving everyone else. (A command that segfaults: test_runs.py, the SIGSEGV case; one that
 ignores SIGTERM: test_runs.py, killed with its group; one that writes without end: test_exec.py.)"""
 import json
+import signal
 import time
 
 from conftest import FAULTS, group_members, journal, needs_journal, task, wait_for
@@ -23,6 +24,10 @@ def test_grandchildren_left_in_the_group_are_killed_when_the_command_exits(daemo
     # Three sleeps forked and orphaned (one through a subshell): taskd, their subreaper, kills and reaps them.
     wait_for(lambda: not group_members(pgid), timeout=3, what=f"the orphans of group {pgid} to be gone")
     assert d.proc.poll() is None
+    # Reaped by polling the group, not on SIGCHLD: taskd catches no SIGCHLD (a handler, libdispatch's
+    # for a signal source, woke three threads at every command's exit).
+    caught = int(next(line.split()[1] for line in open(f"/proc/{d.proc.pid}/status") if line.startswith("SigCgt:")), 16)
+    assert not caught & (1 << (signal.SIGCHLD - 1)), f"SigCgt {caught:#x} includes SIGCHLD"
 
 
 def test_a_command_that_closes_its_output_and_hangs_is_stopped_at_its_budget(daemon_factory, tmp_path):
