@@ -26,7 +26,8 @@ public struct TaskState: Hashable, Sendable {
     /// by the clock reading it was computed at (recomputed after each firing).
     public var calendarDueRealtime: UInt64?
     public var calendarDueMonotonic: UInt64?
-    /// Per `OnCalendar=` entry, its last search (empty until the first).
+    /// Per `OnCalendar=` entry, its last search (empty until the first, and for a single entry, whose
+    /// search after a firing never falls in its last answer's range: no array for most tasks).
     var calendarMemo: [CalendarMemo] = []
 
     init(definition: TaskDefinition, daemonStart: ClockReading, persistedTrigger: UInt64? = nil) {
@@ -66,6 +67,10 @@ public struct TaskState: Hashable, Sendable {
 
     /// Computes the next calendar elapse strictly after `realtime`, mapped to monotonic time by `now`.
     mutating func rearmCalendar(after realtime: UInt64, now: ClockReading) {
+        if definition.onCalendar.count < 2 {
+            setCalendarDue(definition.onCalendar.first?.nextElapse(after: realtime), now: now)
+            return
+        }
         if calendarMemo.count != definition.onCalendar.count {
             calendarMemo = Array(repeating: CalendarMemo(after: .max, next: nil), count: definition.onCalendar.count)
         }
@@ -80,6 +85,10 @@ public struct TaskState: Hashable, Sendable {
             }
             if let due { next = min(next ?? due, due) }
         }
+        setCalendarDue(next, now: now)
+    }
+
+    private mutating func setCalendarDue(_ next: UInt64?, now: ClockReading) {
         calendarDueRealtime = next
         calendarDueMonotonic = next.map { due in
             due > now.realtime ? now.monotonic &+ (due - now.realtime) : now.monotonic
