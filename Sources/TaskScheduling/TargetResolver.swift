@@ -3,23 +3,15 @@
 /// A name wins over a kind: `appRefresh` means the task named `appRefresh` if there is one, and
 /// every task of kind `appRefresh` otherwise.
 public struct TargetResolver: Sendable {
+    /// Every task, sorted by identifier then kind: one identifier's tasks sit side by side and are
+    /// found by binary search (no dictionary: at 10,000 tasks, one took 400 KB).
     public private(set) var keys: [TaskKey]
-    /// Each identifier's task, as its index in `keys` (no array per task: 10,000 tasks, 10,000 arrays).
-    private var byIdentifier: [String: Int] = [:]
-    /// The identifiers several kinds share, with all their tasks.
-    private var shared: [String: [TaskKey]] = [:]
-    private var byKind: [String: [TaskKey]] = [:]
+    /// Each kind's tasks, as indices into `keys`.
+    private var byKind: [String: [Int32]] = [:]
 
     public init(keys: some Sequence<TaskKey>) {
         self.keys = keys.sorted()
-        for (i, key) in self.keys.enumerated() {
-            if let first = byIdentifier[key.identifier] {
-                shared[key.identifier, default: [self.keys[first]]].append(key)
-            } else {
-                byIdentifier[key.identifier] = i
-            }
-            byKind[key.kind, default: []].append(key)
-        }
+        for (i, key) in self.keys.enumerated() { byKind[key.kind, default: []].append(Int32(i)) }
     }
 
     /// Every task the target names; throws when it names none.
@@ -45,10 +37,18 @@ public struct TargetResolver: Sendable {
             return tasks(named: identifier).filter { $0.kind == kind }
         }
         let named = tasks(named: target)
-        return named.isEmpty ? byKind[target] ?? [] : named
+        return named.isEmpty ? (byKind[target] ?? []).map { keys[Int($0)] } : named
     }
 
     private func tasks(named identifier: String) -> [TaskKey] {
-        shared[identifier] ?? byIdentifier[identifier].map { [keys[$0]] } ?? []
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if keys[middle].identifier < identifier { low = middle + 1 } else { high = middle }
+        }
+        var end = low
+        while end < keys.count && keys[end].identifier == identifier { end += 1 }
+        return Array(keys[low..<end])
     }
 }

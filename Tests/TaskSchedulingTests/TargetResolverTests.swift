@@ -68,3 +68,41 @@ struct TargetResolverTests {
         #expect(throws: TargetError.self) { try resolver.resolveOne("processing") }
     }
 }
+
+extension TargetResolverTests {
+    /// Every name, kind and `kind:identifier` over random keys (identifiers that are prefixes of
+    /// others, shared by several kinds, spelled like kinds) against a linear filter of the keys.
+    @Test("random keys: every target resolves as a linear search over the keys does")
+    func matchesLinearSearch() {
+        var random = SeededRandom(seed: 3)
+        let kinds = ["a", "appRefresh", "processing", "x"]
+        let names = ["x", "x1", "x10", "a", "b", "sync", "sync2", "appRefresh", "z"]
+        for _ in 0..<200 {
+            var keys = Set<TaskKey>()
+            for _ in 0..<Int(random.next(upperBound: UInt64(12))) {
+                keys.insert(
+                    TaskKey(
+                        kind: kinds[Int(random.next(upperBound: UInt64(kinds.count)))],
+                        identifier: names[Int(random.next(upperBound: UInt64(names.count)))]))
+            }
+            let r = TargetResolver(keys: keys)
+            for target in names + kinds + keys.map(\.description) + ["a:nope", "nope"] {
+                let linear: [TaskKey]
+                if target.contains(":") {
+                    linear = keys.filter { $0.description == target }
+                } else {
+                    let named = keys.filter { $0.identifier == target }
+                    linear = (named.isEmpty ? keys.filter { $0.kind == target } : named).sorted()
+                }
+                let got = try? r.resolve(target)
+                if linear.isEmpty {
+                    #expect(got == nil, "\(target) in \(keys)")
+                } else if linear.filter({ $0.identifier == target }).count > 1 {
+                    #expect(got == nil, "\(target) is ambiguous in \(keys)")
+                } else {
+                    #expect(got == linear, "\(target) in \(keys)")
+                }
+            }
+        }
+    }
+}
