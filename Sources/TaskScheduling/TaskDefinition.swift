@@ -1,38 +1,84 @@
 /// Everything the scheduler knows about one task: identity, budget, timers and handler.
+/// Its name, calendar, handler and source are stored inline; every other setting sits in one shared,
+/// copy-on-write `TaskOptions` (72 bytes per task instead of 344).
 public struct TaskDefinition: Hashable, Sendable {
     public var key: TaskKey
-    public var description: String
-    /// The whole time a run may take; cancellation is signalled `cancelGrace` before its end.
-    public var budget: TimeSpan
-    public var cancelGrace: TimeSpan
-    /// `OnStartupSec=`: each elapses once, relative to the daemon's start.
-    public var onStartup: [TimeSpan]
-    /// `OnUnitActiveSec=`: relative to the start of the task's last run (systemd semantics: no run yet, no elapse).
-    public var onUnitActive: [TimeSpan]
     /// `OnCalendar=`: wall-clock elapses (systemd.time(7)); the earliest of them counts.
     public var onCalendar: [CalendarSpec]
-    /// `OnUnitInactiveSec=`: relative to the end of the task's last run.
-    public var onUnitInactive: [TimeSpan] = []
-    /// `RandomizedDelaySec=`: each arming of the timers adds a delay drawn from [0, this).
-    public var randomizedDelay: TimeSpan = .zero
-    /// `FixedRandomDelay=`: the delay is the same every time, derived from the machine and the task.
-    public var fixedRandomDelay = false
-    /// `Persistent=`: the last trigger is kept across restarts, and a calendar elapse missed while
-    /// the daemon was down fires once at start (trigger `catchup`), after the random delay.
-    public var persistent = false
-    /// `Overlap=`: what a trigger does when it finds a run in progress.
-    public var overlap = OverlapPolicy.coalesce
-    /// `QueueLimit=`: how many runs may wait behind the run in progress with `Overlap=queue`.
-    public var queueLimit = 8
-    /// `MaxAttempts=` and the backoff keys.
-    public var retry = RetryPolicy()
-    /// `History=`: how many ended runs the state folder keeps for the task.
-    public var historySize = 20
-    /// `WakeUsers=`/`WakeGroups=`: who besides root may wake or cancel the task (nil: anyone allowed on the socket).
-    public var wakeAccess: AccessList?
     public var handler: HandlerSpec
     /// Where the definition came from (a file path, or "swift" for code), for messages.
     public var source: String
+    @Indirect var options: TaskOptions
+
+    public var description: String {
+        get { options.description }
+        set { options.description = newValue }
+    }
+    /// The whole time a run may take; cancellation is signalled `cancelGrace` before its end.
+    public var budget: TimeSpan {
+        get { options.budget }
+        set { options.budget = newValue }
+    }
+    public var cancelGrace: TimeSpan {
+        get { options.cancelGrace }
+        set { options.cancelGrace = newValue }
+    }
+    /// `OnStartupSec=`: each elapses once, relative to the daemon's start.
+    public var onStartup: [TimeSpan] {
+        get { options.onStartup }
+        set { options.onStartup = newValue }
+    }
+    /// `OnUnitActiveSec=`: relative to the start of the task's last run (systemd semantics: no run yet, no elapse).
+    public var onUnitActive: [TimeSpan] {
+        get { options.onUnitActive }
+        set { options.onUnitActive = newValue }
+    }
+    /// `OnUnitInactiveSec=`: relative to the end of the task's last run.
+    public var onUnitInactive: [TimeSpan] {
+        get { options.onUnitInactive }
+        set { options.onUnitInactive = newValue }
+    }
+    /// `RandomizedDelaySec=`: each arming of the timers adds a delay drawn from [0, this).
+    public var randomizedDelay: TimeSpan {
+        get { options.randomizedDelay }
+        set { options.randomizedDelay = newValue }
+    }
+    /// `FixedRandomDelay=`: the delay is the same every time, derived from the machine and the task.
+    public var fixedRandomDelay: Bool {
+        get { options.fixedRandomDelay }
+        set { options.fixedRandomDelay = newValue }
+    }
+    /// `Persistent=`: the last trigger is kept across restarts, and a calendar elapse missed while
+    /// the daemon was down fires once at start (trigger `catchup`), after the random delay.
+    public var persistent: Bool {
+        get { options.persistent }
+        set { options.persistent = newValue }
+    }
+    /// `Overlap=`: what a trigger does when it finds a run in progress.
+    public var overlap: OverlapPolicy {
+        get { options.overlap }
+        set { options.overlap = newValue }
+    }
+    /// `QueueLimit=`: how many runs may wait behind the run in progress with `Overlap=queue`.
+    public var queueLimit: Int {
+        get { options.queueLimit }
+        set { options.queueLimit = newValue }
+    }
+    /// `MaxAttempts=` and the backoff keys.
+    public var retry: RetryPolicy {
+        get { options.retry }
+        set { options.retry = newValue }
+    }
+    /// `History=`: how many ended runs the state folder keeps for the task.
+    public var historySize: Int {
+        get { options.historySize }
+        set { options.historySize = newValue }
+    }
+    /// `WakeUsers=`/`WakeGroups=`: who besides root may wake or cancel the task (nil: anyone allowed on the socket).
+    public var wakeAccess: AccessList? {
+        get { options.wakeAccess }
+        set { options.wakeAccess = newValue }
+    }
 
     public init(
         key: TaskKey, description: String = "", budget: TimeSpan? = nil, cancelGrace: TimeSpan? = nil,
@@ -40,11 +86,10 @@ public struct TaskDefinition: Hashable, Sendable {
         handler: HandlerSpec, source: String = "swift"
     ) {
         self.key = key
-        self.description = description
-        self.budget = budget ?? TaskKind.defaultBudget(for: key.kind)
-        self.cancelGrace = cancelGrace ?? TaskKind.defaultCancelGrace
-        self.onStartup = onStartup
-        self.onUnitActive = onUnitActive
+        self.options = TaskOptions(
+            description: description, budget: budget ?? TaskKind.defaultBudget(for: key.kind),
+            cancelGrace: cancelGrace ?? TaskKind.defaultCancelGrace, onStartup: onStartup,
+            onUnitActive: onUnitActive)
         self.onCalendar = onCalendar
         self.handler = handler
         self.source = source

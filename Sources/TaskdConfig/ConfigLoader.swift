@@ -12,6 +12,7 @@ public enum ConfigLoader {
         for task in swiftTasks { definitions[task.key] = task }
         var fromFiles: [TaskKey: String] = [:]
         let swiftByName = Dictionary(grouping: swiftTasks, by: \.key.identifier)
+        var shared = SharedValues()
         for name in TextFiles.list(tasksDirectory, suffix: ".task") ?? [] {
             let path = tasksDirectory + "/" + name
             guard let file = parseTaskFile(path, &diagnostics) else { continue }
@@ -46,7 +47,7 @@ public enum ConfigLoader {
             }
             if let base, base.key != definition.key { definitions[base.key] = nil }
             fromFiles[definition.key] = path
-            definitions[definition.key] = definition
+            definitions[definition.key] = shared.share(definition)
         }
         return LoadedConfig(
             daemon: daemon, tasks: definitions.values.sorted { $0.key < $1.key }, diagnostics: diagnostics)

@@ -239,6 +239,23 @@ struct ConfigLoaderTests {
         #expect(config.tasks.map(\.key.identifier) == ["good"])
     }
 
+    @Test("tasks with the same settings share one copy of them; a task that differs has its own")
+    func sharedSettings() throws {
+        let f = try ConfigFixture()
+        let same = "[Task]\nRuntimeBudgetSec=90s\n[Timer]\nOnCalendar=hourly\n[Exec]\nExecStart=/usr/bin/env true\n"
+        try f.write("tasks.d/a.task", same)
+        try f.write("tasks.d/b.task", same)
+        try f.write("tasks.d/c.task", same.replacingOccurrences(of: "90s", with: "80s"))
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(config.diagnostics.isEmpty)
+        let (a, b, c) = (config.tasks[0], config.tasks[1], config.tasks[2])
+        #expect(a.budget == .seconds(90) && c.budget == .seconds(80))
+        #expect(a.$options.isIdentical(to: b.$options) && !a.$options.isIdentical(to: c.$options))
+        #expect(
+            a.onCalendar.withUnsafeBufferPointer(\.baseAddress) == c.onCalendar.withUnsafeBufferPointer(\.baseAddress))
+        #expect(a.handler == c.handler && a.source != b.source)
+    }
+
     @Test("two files defining the same kind:identifier: the second is an error")
     func duplicate() throws {
         let f = try ConfigFixture()

@@ -1,0 +1,34 @@
+/// A value kept on the heap behind one pointer, shared by copies until one of them changes it
+/// (copy on write): for the large, seldom changed part of a struct stored once per task.
+@propertyWrapper
+struct Indirect<Value: Hashable & Sendable>: Hashable, Sendable {
+    // Mutated only through `wrappedValue`, and only once no other copy holds it: safe to share.
+    private final class Storage: @unchecked Sendable {
+        var value: Value
+        init(_ value: Value) { self.value = value }
+    }
+
+    private var storage: Storage
+
+    init(wrappedValue: Value) { storage = Storage(wrappedValue) }
+
+    var wrappedValue: Value {
+        get { storage.value }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.value) }
+            yield &storage.value
+        }
+    }
+
+    /// The wrapper itself: assigning an equal one shares its storage (see `SharedValues`).
+    var projectedValue: Indirect<Value> {
+        get { self }
+        set { self = newValue }
+    }
+
+    /// True when both hold the same storage (not merely equal values).
+    func isIdentical(to other: Self) -> Bool { storage === other.storage }
+
+    static func == (a: Self, b: Self) -> Bool { a.storage === b.storage || a.storage.value == b.storage.value }
+    func hash(into hasher: inout Hasher) { hasher.combine(storage.value) }
+}

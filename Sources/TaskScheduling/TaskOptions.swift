@@ -1,0 +1,18 @@
+/// A task definition's settings beyond its name, calendar, handler and source: the same in most
+/// tasks of a configuration, so that `SharedValues` stores them once for all of them.
+struct TaskOptions: Hashable, Sendable {
+    var description: String
+    var budget: TimeSpan
+    var cancelGrace: TimeSpan
+    var onStartup: [TimeSpan]
+    var onUnitActive: [TimeSpan]
+    var onUnitInactive: [TimeSpan] = []
+    var randomizedDelay: TimeSpan = .zero
+    var fixedRandomDelay = false
+    var persistent = false
+    var overlap = OverlapPolicy.coalesce
+    var queueLimit = 8
+    var retry = RetryPolicy()
+    var historySize = 20
+    var wakeAccess: AccessList?
+}
