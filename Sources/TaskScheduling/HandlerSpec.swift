@@ -1,6 +1,6 @@
 /// What runs when a task fires: a command from a config file, or a Swift closure registered in code.
 public enum HandlerSpec: Hashable, Sendable {
-    indirect case command(CommandSpec)
+    case command(CommandSpec)
     case swift
 
     /// `command` or `swift`, as `taskctl list` shows it.

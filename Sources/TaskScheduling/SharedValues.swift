@@ -1,9 +1,10 @@
 /// Stores equal parts of the definitions one configuration load builds once: every task whose
-/// `OnCalendar=`, handler or other settings equal another's holds the other's copy (copy on write,
-/// so changing one task later copies only that task's part). Kept for one load, then dropped.
+/// `OnCalendar=`, argv, command settings or other settings equal another's holds the other's copy
+/// (copy on write, so changing one task later copies only that task's part). Kept for one load.
 public struct SharedValues {
     private var calendars: Set<[CalendarSpec]> = []
-    private var handlers: Set<HandlerSpec> = []
+    private var argvs: Set<[String]> = []
+    private var execOptions: Set<Indirect<ExecOptions>> = []
     private var options: Set<Indirect<TaskOptions>> = []
 
     public init() {}
@@ -12,7 +13,11 @@ public struct SharedValues {
     public mutating func share(_ definition: TaskDefinition) -> TaskDefinition {
         var d = definition
         d.onCalendar = calendars.insert(d.onCalendar).memberAfterInsert
-        d.handler = handlers.insert(d.handler).memberAfterInsert
+        if case .command(var command) = d.handler {
+            command.argv = argvs.insert(command.argv).memberAfterInsert
+            command.$options = execOptions.insert(command.$options).memberAfterInsert
+            d.handler = .command(command)
+        }
         d.$options = options.insert(d.$options).memberAfterInsert
         return d
     }

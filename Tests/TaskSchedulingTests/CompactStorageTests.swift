@@ -76,6 +76,7 @@ struct CompactStorageTests {
             return #expect(Bool(false))
         }
         #expect(address(specA.argv) == address(specB.argv))
+        #expect(specA.$options.isIdentical(to: specB.$options))
 
         // Copy on write: changing one task's setting leaves the other's alone.
         var changed = sharedB

@@ -253,7 +253,10 @@ struct ConfigLoaderTests {
         #expect(a.$options.isIdentical(to: b.$options) && !a.$options.isIdentical(to: c.$options))
         #expect(
             a.onCalendar.withUnsafeBufferPointer(\.baseAddress) == c.onCalendar.withUnsafeBufferPointer(\.baseAddress))
-        #expect(a.handler == c.handler && a.source != b.source)
+        guard case .command(let commandA) = a.handler, case .command(let commandC) = c.handler else {
+            return #expect(Bool(false))
+        }
+        #expect(commandA.$options.isIdentical(to: commandC.$options) && a.source != b.source)
     }
 
     @Test("two files defining the same kind:identifier: the second is an error")
