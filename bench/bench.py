@@ -185,8 +185,10 @@ class Bench:
         self.record("`taskctl wake` end to end", "ms", ctl, true, floor_name="/bin/true spawn",
                     goal="p50 ≤ 10 ms", check=lambda r: r["taskd"]["median"] <= 10e6)
 
-        # Budget deadline → onCancel; budget end → the command's group reaped.
-        k = self.n(100, 5)
+        # Budget deadline → onCancel; budget end → the command's group reaped. The goal is a p99:
+        # 500 samples make it the 6th-highest, where 100 made it the maximum. This host delays a
+        # bare timerfd by over 1 ms in about 1 sample of 200, which the maximum of 100 often caught.
+        k = self.n(500, 5)
         cancel = []
         with os.fdopen(os.open(fifo, os.O_RDWR), "rb") as reader:
             for _ in range(k):
