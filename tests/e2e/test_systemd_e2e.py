@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -40,10 +41,17 @@ def container():
     build = BUILD.resolve()
     binds = [f"--bind-ro={build}:/opt/taskd/bin", "--bind-ro=/opt/swift",
              f"--bind-ro={ROOT}:/opt/taskd/src"]
-    up = subprocess.run([str(HARNESS), "up", CACHE, name, *binds], capture_output=True, text=True, timeout=600)
-    if up.returncode != 0:
+    # One boot of the container failed once on the shared CI VM with no cause found (systemctl in
+    # it never answered; the same tests passed right after). A second failure fails the tests; a
+    # first one is shown as a warning in pytest's summary, with what the harness printed.
+    for attempt in (1, 2):
+        up = subprocess.run([str(HARNESS), "up", CACHE, name, *binds], capture_output=True, text=True, timeout=600)
+        if up.returncode == 0:
+            break
         subprocess.run([str(HARNESS), "down", name])
-        pytest.fail(f"container did not boot: {up.stderr[-2000:]}")
+        if attempt == 2:
+            pytest.fail(f"container did not boot, twice: {up.stderr[-2000:]}")
+        warnings.warn(f"container did not boot, booting it again: {up.stderr[-2000:]}")
     yield name
     subprocess.run([str(HARNESS), "down", name], timeout=60)
 
