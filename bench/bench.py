@@ -117,7 +117,9 @@ class Bench:
         scale = {"µs": 1e3, "ms": 1e6}.get(unit, 1)
         if stat.get("p99") is None or stat["n"] == 1:
             return f"{stat['median'] / scale:,.1f}"
-        return f"{stat['median'] / scale:,.1f} / {stat['p99'] / scale:,.1f}"
+        # Under 100 samples the p99 is the largest: say so, with the count.
+        tail = f" (max of {stat['n']})" if stat["n"] < 100 else ""
+        return f"{stat['median'] / scale:,.1f} / {stat['p99'] / scale:,.1f}{tail}"
 
     def format_row(self, r):
         ratio = f"{r['ratio']:.2f}×" if r.get("ratio") is not None else "—"
