@@ -189,7 +189,7 @@ class Bench:
 
         # Budget deadline → onCancel; budget end → the command's group reaped. The goal is a p99:
         # 500 samples make it the 6th-highest, where 100 made it the maximum. This host delays a
-        # bare timerfd by over 1 ms in about 1 sample of 200, which the maximum of 100 often caught.
+        # bare timerfd by over 1 ms in 3 to 16 samples of 1,000, which the maximum of 100 often caught.
         k = self.n(500, 5)
         cancel = []
         with os.fdopen(os.open(fifo, os.O_RDWR), "rb") as reader:
