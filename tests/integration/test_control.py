@@ -449,3 +449,27 @@ def test_a_swift_handler_that_suspends_goes_on_in_the_swift_pool_and_the_watchdo
     assert pool_threads(d.proc.pid) != []
     for _ in range(3):
         assert any("WATCHDOG=1" in m for m in receive_notifications(listener, "WATCHDOG=1"))
+
+
+def test_the_readme_first_command_serves_the_example_config(tmp_path):
+    """scripts/run (the README's first command): builds, starts on config/, and the taskctl its hint
+    names wakes the example task; SIGINT stops it cleanly."""
+    sock, state = tmp_path / "t.sock", tmp_path / "state"
+    proc = subprocess.Popen([str(ROOT / "scripts" / "run"), "--socket", str(sock), "--state-dir", str(state)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path)
+    try:
+        seen = []
+        for line in proc.stdout:   # swift run may rebuild first: no deadline but the test's own
+            seen.append(line)
+            if "; try:" in line:
+                break
+        hint = next(proc.stdout).split()
+        assert hint[1:] == ["--socket", str(sock), "wake", "appRefresh", "--wait"], seen[-3:]
+        assert Path(hint[0]).name == "taskctl" and os.access(hint[0], os.X_OK), hint
+        r = subprocess.run(hint, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "refresh by wake" in (state / "appRefresh.log").read_text()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        rest = proc.communicate(timeout=30)[0]
+    assert proc.returncode == 0, rest
