@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TaskScheduling
+import TaskdIO
 import Testing
 
 @testable import TaskRuntime
@@ -89,6 +90,40 @@ struct CommandProcessTests {
         }
         #expect(gone)
         #expect(forgotten)
+    }
+
+    @Test("SIGKILL stops the watch on the pipes; what they hold unread is still delivered before the exit")
+    func killLeavesPipesToTheExit() async throws {
+        // The loop is held in a handler of our own, so that nothing the command writes is read
+        // before the kill: it must come from the drain at the leader's exit.
+        final class Hold: Sendable { let held = Atomic(false), release = Atomic(false) }
+        let hold = Hold()
+        var gate: [Int32] = [-1, -1]
+        #expect(pipe(&gate) == 0)
+        defer { close(gate[0]); close(gate[1]) }
+        let token = try #require(
+            EventLoop.shared.register(fd: gate[0], events: EventLoop.readable) { _ in
+                hold.held.store(true, ordering: .sequentiallyConsistent)
+                while !hold.release.load(ordering: .sequentiallyConsistent) { usleep(1000) }
+            })
+        defer { EventLoop.shared.deregister(fd: gate[0], token: token) }
+        #expect(write(gate[1], "x", 1) == 1)
+        while !hold.held.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(1)) }
+
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("taskd-kill-\(getpid())").path
+        defer { unlink(marker) }
+        let r = Recorder()
+        let p = try r.spawn([
+            "/bin/sh", "-c", "trap '' TERM; echo one; echo two >&2; printf three; : > \"$0\"; exec sleep 300", marker,
+        ])
+        #expect(p.watchedPipes == 2)
+        while access(marker, F_OK) != 0 { try await Task.sleep(for: .milliseconds(5)) }
+        p.signalGroup(SIGKILL)
+        #expect(p.watchedPipes == 0)
+        #expect(r.texts.isEmpty)  // nothing read yet: the loop is held
+        hold.release.store(true, ordering: .sequentiallyConsistent)
+        #expect(await r.termination() == .signaled(SIGKILL))
+        #expect(r.texts.sorted() == ["one", "three", "two"])
     }
 
     @Test("a program that does not exist is a spawn error naming it")
