@@ -206,7 +206,8 @@ class Bench:
         # end, SIGKILL to the group of the same exec'd command, its pidfd. Until 2026-11-22 it was a
         # bare SIGKILL + waitpid of a forked child the moment it paused (no timer, no exec): a
         # shorter interval that the same job in C itself cannot come within 2× of (2.8–6.6× in this
-        # machine's runs; now the peer column, for scale). Sampled in alternating rounds, as the wakes are.
+        # machine's runs; now the peer column, for scale). Sampled in alternating rounds, as the
+        # wakes are.
         reaped, same_job, kill = [], [], []
         m = self.n(60, 4) // rounds
         for _ in range(rounds):

@@ -162,8 +162,8 @@ public final class CommandProcess: Sendable {
 
     /// Sends `signal` to the whole process group, unless the leader has already been reaped.
     /// Before SIGKILL the pipes stop being watched: their end of file, raised while the group dies,
-    /// woke the loop twice onto the dying group's CPU (two context switches per kill; the reap about
-    /// 20 µs longer); what they hold is read once the leader's exit is seen, as for any exit.
+    /// woke the loop twice onto the dying group's CPU (two context switches per kill); what they
+    /// hold is read once the leader's exit is seen, as for any exit.
     public func signalGroup(_ signal: Int32) {
         let (exited, watched) = state.withLock { s -> (Bool, [(Int32, UInt64)]) in
             guard !s.exited, signal == SIGKILL else { return (s.exited, []) }
