@@ -18,9 +18,10 @@ public final class CommandProcess: Sendable {
 
     private struct State: Sendable {
         var exited = false
-        /// Open pipe read ends and their event-loop tokens (nil once no longer watched: see `signalGroup`).
-        var pipes: [Int32: UInt64?] = [:]
+        /// The open pipe read ends, each with its line splitter.
         var splitters: [Int32: LineSplitter] = [:]
+        /// The event-loop tokens of the open pipes still watched (none after SIGKILL: see `signalGroup`).
+        var watched: [Int32: UInt64] = [:]
         /// One meter for both streams: the limit is per run.
         var limiter: OutputRateLimiter
     }
@@ -165,18 +166,17 @@ public final class CommandProcess: Sendable {
     /// woke the loop twice onto the dying group's CPU (two context switches per kill); what they
     /// hold is read once the leader's exit is seen, as for any exit.
     public func signalGroup(_ signal: Int32) {
-        let (exited, watched) = state.withLock { s -> (Bool, [(Int32, UInt64)]) in
-            guard !s.exited, signal == SIGKILL else { return (s.exited, []) }
-            let watched = s.pipes.compactMap { fd, token in token.map { (fd, $0) } }
-            for (fd, _) in watched { s.pipes[fd] = .some(nil) }
-            return (false, watched)
+        let (exited, watched) = state.withLock { s -> (Bool, [Int32: UInt64]) in
+            guard !s.exited, signal == SIGKILL else { return (s.exited, [:]) }
+            defer { s.watched = [:] }
+            return (false, s.watched)
         }
         for (fd, token) in watched { EventLoop.shared.deregister(fd: fd, token: token) }
         if !exited { kill(-pid, signal) }
     }
 
     /// How many of its pipes the event loop still watches (for tests).
-    var watchedPipes: Int { state.withLock { s in s.pipes.values.count { $0 != nil } } }
+    var watchedPipes: Int { state.withLock { $0.watched.count } }
 
     private func watch(
         stdout: Int32, stderr: Int32, onOutput: @escaping @Sendable (CommandOutput) -> Void,
@@ -189,7 +189,12 @@ public final class CommandProcess: Sendable {
             let token = loop.register(fd: fd, events: EventLoop.readable) { [self] _ in
                 if !self.drain(fd, onOutput: onOutput) { self.closePipe(fd) }
             }
-            if let token { state.withLock { $0.pipes[fd] = token } } else { close(fd) }
+            if let token {
+                state.withLock { $0.watched[fd] = token }
+            } else {
+                state.withLock { _ = $0.splitters.removeValue(forKey: fd) }
+                close(fd)
+            }
         }
         let pidfd = taskd_pidfd_open(pid)
         let exitToken = pidfd < 0 ? nil : Mutex<UInt64?>(nil)
@@ -221,7 +226,7 @@ public final class CommandProcess: Sendable {
         state.withLock { $0.exited = true }
         ProcessReaper.shared.release(group: pid)
         // Output written before the exit is delivered before the exit is reported.
-        for fd in state.withLock({ $0.pipes.keys.sorted() }) {
+        for fd in state.withLock({ $0.splitters.keys.sorted() }) {
             _ = drain(fd, onOutput: onOutput)
             closePipe(fd, onOutput: onOutput)
         }
@@ -232,13 +237,13 @@ public final class CommandProcess: Sendable {
 
     /// Stops watching a pipe and closes it, delivering a last unterminated line.
     private func closePipe(_ fd: Int32, onOutput: (@Sendable (CommandOutput) -> Void)? = nil) {
-        let (entry, rest) = state.withLock { s -> (UInt64??, [CommandOutput]) in
-            var splitter = s.splitters.removeValue(forKey: fd)
-            let lines = Self.meter(splitter?.finish() ?? [], &s)
-            return (s.pipes.removeValue(forKey: fd), lines)
+        let closing = state.withLock { s -> (token: UInt64?, rest: [CommandOutput])? in
+            guard var splitter = s.splitters.removeValue(forKey: fd) else { return nil }
+            let lines = Self.meter(splitter.finish(), &s)
+            return (s.watched.removeValue(forKey: fd), lines)
         }
-        guard let entry else { return }
-        if let token = entry { EventLoop.shared.deregister(fd: fd, token: token) }
+        guard let (token, rest) = closing else { return }
+        if let token { EventLoop.shared.deregister(fd: fd, token: token) }
         close(fd)
         if let onOutput { rest.forEach(onOutput) }
     }
