@@ -106,9 +106,23 @@ class Bench:
         t, f = row["taskd"], row["floor"]
         if t and f and f["median"]:
             row["ratio"] = t["median"] / f["median"]
-        row["holds"] = check(row) if check else None
+        # True, False, "unknown" (a peer the goal compares with was not measured), None (no goal).
+        row["holds"] = (lambda held: "unknown" if held is None else held)(check(row)) if check else None
         self.results.append(row)
         print(self.format_row(row), flush=True)
+
+    @staticmethod
+    def below_peer(r, fraction=1.0):
+        """taskd's median below the peer's (at most `fraction` of it); None when no peer was measured."""
+        if r["peer"] is None:
+            return None
+        t, p = r["taskd"]["median"], r["peer"]["median"] * fraction
+        return t <= p if fraction != 1.0 else t < p
+
+    @staticmethod
+    def all_hold(*parts):
+        """False if any part fails; None (not known) if a part could not be measured; else True."""
+        return False if False in parts else None if None in parts else True
 
     @staticmethod
     def fmt(stat, unit):
@@ -123,7 +137,7 @@ class Bench:
 
     def format_row(self, r):
         ratio = f"{r['ratio']:.2f}×" if r.get("ratio") is not None else "—"
-        holds = {True: "yes", False: "NO", None: ""}[r["holds"]]
+        holds = {True: "yes", False: "NO", "unknown": "not known (no peer)", None: ""}[r["holds"]]
         return (f"| {r['scenario']} | {r['unit']} | {self.fmt(r['taskd'], r['unit'])} | "
                 f"{self.fmt(r['floor'], r['unit'])} ({r['floor_name']}) | {ratio} | "
                 f"{self.fmt(r['peer'], r['unit'])} | {r['goal']} | {holds} |")
@@ -173,8 +187,7 @@ class Bench:
         self.record("wake → command's main starts", "µs", command, spawn_floor, peer=peer,
                     floor_name="C accept+posix_spawn; peer: systemd-socket-activate --accept",
                     goal="p50 ≤ 1.3× floor, < socket-activate",
-                    check=lambda r: r["ratio"] <= 1.3 and (r["peer"] is None or
-                                                           r["taskd"]["median"] < r["peer"]["median"]))
+                    check=lambda r: self.all_hold(r["ratio"] <= 1.3, self.below_peer(r)))
 
         taskctl = str(self.release / "taskctl")
         def timed(argv):
@@ -270,8 +283,7 @@ class Bench:
                                    str(count * per_task), str(span)])
             self.record(f"timer lateness, {count:,} timer(s)", "µs", late, floor, peer=peer,
                         floor_name="timerfd + heap", goal="p50 ≤ 2× floor, < APScheduler",
-                        check=lambda r: r["ratio"] <= 2 and (r["peer"] is None or
-                                                             r["taskd"]["median"] < r["peer"]["median"]))
+                        check=lambda r: self.all_hold(r["ratio"] <= 2, self.below_peer(r)))
 
     @staticmethod
     def read_stamps(fd, got, expected):
@@ -346,7 +358,7 @@ class Bench:
             goal = "≤ ⅓ of APScheduler" if count == 10_000 else ""
             self.record(f"resident memory, {count:,} tasks", "MiB", {"median": rss, "p99": None, "n": 1},
                         peer=peer, floor_name="—", goal=goal,
-                        check=(lambda r: r["peer"] is None or r["taskd"]["median"] <= r["peer"]["median"] / 3)
+                        check=(lambda r: self.below_peer(r, 1 / 3))
                         if count == 10_000 else None)
 
     def sustained(self):
