@@ -1,61 +1,68 @@
-/// When each task next needs the scheduler, earliest first: a binary min-heap that knows where
-/// every key sits, so setting, moving or removing one key's instant costs O(log n) and the
-/// earliest is read in O(1). Ties are broken by key, so the order is deterministic.
-struct DueIndex: Sendable, Hashable {
+/// When each slot's task next needs the scheduler, earliest first: a binary min-heap of (instant,
+/// slot) that knows where every slot sits, so setting, moving or removing one slot's instant costs
+/// O(log n) and the earliest is read in O(1). Ties are broken by slot, so the order is
+/// deterministic. 20 bytes per task (a heap entry and a position), where keying it by `TaskKey`
+/// took about 130 (a dictionary of positions and the key in every entry).
+struct DueIndex: Sendable {
     private var heap: [Entry] = []
-    private var position: [TaskKey: Int] = [:]
+    /// Each slot's place in `heap` (-1: none), indexed by slot.
+    private var position: [Int32] = []
 
-    struct Entry: Sendable, Hashable {
+    struct Entry: Sendable, Equatable {
         var due: UInt64
-        var key: TaskKey
+        var slot: Int32
 
-        static func < (a: Entry, b: Entry) -> Bool { (a.due, a.key) < (b.due, b.key) }
+        static func < (a: Entry, b: Entry) -> Bool { a.due != b.due ? a.due < b.due : a.slot < b.slot }
     }
 
-    /// The earliest instant and its task, or nil when no task has one.
+    /// The earliest instant and its slot, or nil when no slot has one.
     var first: Entry? { heap.first }
 
     var count: Int { heap.count }
 
-    /// Records `key`'s instant (nil removes the key).
-    mutating func set(_ key: TaskKey, _ due: UInt64?) {
-        switch (position[key], due) {
-        case (nil, nil):
+    /// Records `slot`'s instant (nil removes it). Slots are small non-negative integers.
+    mutating func set(_ slot: Int32, _ due: UInt64?) {
+        let s = Int(slot)
+        if s >= position.count { position += repeatElement(-1, count: s + 1 - position.count) }
+        switch (position[s], due) {
+        case (-1, nil):
             return
-        case (nil, let due?):
-            heap.append(Entry(due: due, key: key))
-            position[key] = heap.count - 1
+        case (-1, let due?):
+            heap.append(Entry(due: due, slot: slot))
+            position[s] = Int32(heap.count - 1)
             siftUp(heap.count - 1)
-        case (let i?, let due?):
-            guard heap[i].due != due else { return }
-            heap[i].due = due
-            siftUp(i)
-            siftDown(position[key]!)
-        case (let i?, nil):
-            position[key] = nil
+        case (let i, let due?):
+            guard heap[Int(i)].due != due else { return }
+            heap[Int(i)].due = due
+            siftUp(Int(i))
+            siftDown(Int(position[s]))
+        case (let i, nil):
+            position[s] = -1
             let last = heap.removeLast()
-            guard i < heap.count else { return }
-            heap[i] = last
-            position[last.key] = i
-            siftUp(i)
-            siftDown(position[last.key]!)
+            guard Int(i) < heap.count else { return }
+            heap[Int(i)] = last
+            position[Int(last.slot)] = i
+            siftUp(Int(i))
+            siftDown(Int(position[Int(last.slot)]))
         }
     }
 
-    /// Every key whose instant is at or before `instant`, in key order; O(k log k) for k such keys.
-    func due(atOrBefore instant: UInt64) -> [TaskKey] {
-        // Most firings find one key, the first: no search (its children are later).
+    /// Every slot whose instant is at or before `instant`, in no particular order; O(k) for k such slots.
+    func due(atOrBefore instant: UInt64) -> [Int32] {
+        // Most firings find one slot, the first: no search (its children are later).
         guard let first = heap.first, first.due <= instant else { return [] }
-        if (heap.count < 2 || heap[1].due > instant) && (heap.count < 3 || heap[2].due > instant) { return [first.key] }
-        var found: [TaskKey] = []
+        if (heap.count < 2 || heap[1].due > instant) && (heap.count < 3 || heap[2].due > instant) {
+            return [first.slot]
+        }
+        var found: [Int32] = []
         var stack = [0]
         while let i = stack.popLast() {
             guard heap[i].due <= instant else { continue }
-            found.append(heap[i].key)
+            found.append(heap[i].slot)
             if 2 * i + 1 < heap.count { stack.append(2 * i + 1) }
             if 2 * i + 2 < heap.count { stack.append(2 * i + 2) }
         }
-        return found.sorted()
+        return found
     }
 
     private mutating func siftUp(_ start: Int) {
@@ -84,7 +91,7 @@ struct DueIndex: Sendable, Hashable {
 
     private mutating func swapAt(_ a: Int, _ b: Int) {
         heap.swapAt(a, b)
-        position[heap[a].key] = a
-        position[heap[b].key] = b
+        position[Int(heap[a].slot)] = Int32(a)
+        position[Int(heap[b].slot)] = Int32(b)
     }
 }

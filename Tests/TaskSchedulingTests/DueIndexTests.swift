@@ -9,42 +9,97 @@ struct DueIndexTests {
     func matchesModel() {
         var random = SeededRandom(seed: 7)
         var index = DueIndex()
-        var model: [TaskKey: UInt64] = [:]
-        let keys = (0..<300).map { TaskKey(kind: "k\($0 % 3)", identifier: "t\($0)") }
+        var model: [Int32: UInt64] = [:]
         for step in 0..<20_000 {
-            let key = keys[Int(random.next(upperBound: UInt64(keys.count)))]
-            // Few distinct instants, so ties (broken by key) are common.
+            let slot = Int32(random.next(upperBound: UInt64(300)))
+            // Few distinct instants, so ties (broken by slot) are common.
             let due: UInt64? = random.next(upperBound: UInt64(5)) == 0 ? nil : random.next(upperBound: UInt64(50))
-            index.set(key, due)
-            model[key] = due
+            index.set(slot, due)
+            model[slot] = due
             #expect(index.count == model.count)
             let expectedFirst = model.min { ($0.value, $0.key) < ($1.value, $1.key) }
-            #expect(index.first?.key == expectedFirst?.key && index.first?.due == expectedFirst?.value)
+            #expect(index.first?.slot == expectedFirst?.key && index.first?.due == expectedFirst?.value)
             if step % 100 == 0 {
                 let instant = random.next(upperBound: UInt64(50))
-                #expect(index.due(atOrBefore: instant) == model.filter { $0.value <= instant }.keys.sorted())
+                #expect(index.due(atOrBefore: instant).sorted() == model.filter { $0.value <= instant }.keys.sorted())
             }
         }
     }
 
-    /// Small heaps, queried at every instant: the one-key answer (only the first is due) and the
+    /// Small heaps, queried at every instant: the one-slot answer (only the first is due) and the
     /// search agree with the model, including first's children due at the same instant.
-    @Test("due(atOrBefore:) on heaps of 0 to 6 keys, at every instant")
+    @Test("due(atOrBefore:) on heaps of 0 to 6 slots, at every instant")
     func dueOnSmallHeaps() {
         var random = SeededRandom(seed: 11)
-        let keys = (0..<6).map { TaskKey(kind: "appRefresh", identifier: "s\($0)") }
         for _ in 0..<500 {
             var index = DueIndex()
-            var model: [TaskKey: UInt64] = [:]
-            for key in keys.prefix(Int(random.next(upperBound: UInt64(7)))) {
+            var model: [Int32: UInt64] = [:]
+            for slot in Int32(0)..<Int32(random.next(upperBound: UInt64(7))) {
                 let due = random.next(upperBound: UInt64(8))
-                index.set(key, due)
-                model[key] = due
+                index.set(slot, due)
+                model[slot] = due
             }
             for instant in UInt64(0)..<9 {
-                #expect(index.due(atOrBefore: instant) == model.filter { $0.value <= instant }.keys.sorted())
+                #expect(index.due(atOrBefore: instant).sorted() == model.filter { $0.value <= instant }.keys.sorted())
             }
         }
+    }
+
+    /// The table against a dictionary of states through random adds, changes and removals: its
+    /// slots are freed and used again, and every look-up, count and due answer agrees with the model.
+    @Test("TaskTable matches a dictionary through random adds, changes and removals (slots reused)")
+    func tableMatchesModel() {
+        var random = SeededRandom(seed: 5)
+        let start = ManualClock().now
+        var table = TaskTable()
+        var model: [TaskKey: TaskState] = [:]
+        let names = (0..<40).map { "t\($0)" }
+        for step in 0..<4_000 {
+            let name = names[Int(random.next(upperBound: UInt64(names.count)))]
+            let key = TaskKey(kind: "processing", identifier: name)
+            switch random.next(upperBound: UInt64(3)) {
+            case 0:
+                table[key] = nil
+                model[key] = nil
+            case 1:
+                let state = TaskState(
+                    definition: commandTask(name, kind: "processing", onStartup: [random.next(upperBound: UInt64(20))]),
+                    daemonStart: start)
+                table[key] = state
+                model[key] = state
+            default:
+                let due = start.monotonic + random.next(upperBound: UInt64(20)) * 1_000_000
+                table[key]?.pendingStartup = [due]
+                model[key]?.pendingStartup = [due]
+            }
+            #expect(table.count == model.count && Set(table.keys) == Set(model.keys))
+            #expect(table[key] == model[key])
+            let first = model.values.compactMap(\.nextDue).min()
+            #expect(table.nextDue?.due == first)
+            if let next = table.nextDue { #expect(model[next.key]?.nextDue == next.due) }
+            if step % 50 == 0 {
+                let instant = start.monotonic + random.next(upperBound: UInt64(20)) * 1_000_000
+                let due = model.filter { ($0.value.nextDue ?? .max) <= instant }.keys.sorted()
+                #expect(table.due(atOrBefore: instant) == due)
+            }
+        }
+    }
+
+    @Test("tables holding the same states are equal and hash alike, whatever their slots")
+    func equalitySlotIndependent() {
+        let start = ManualClock().now
+        let (a, b) = (Self.a, Self.b)
+        let stateA = TaskState(definition: commandTask("a", onStartup: [10]), daemonStart: start)
+        let stateB = TaskState(definition: commandTask("b", onStartup: [5]), daemonStart: start)
+        var one = TaskTable()
+        one[a] = stateA
+        one[b] = stateB
+        var other = TaskTable()
+        other[b] = stateB
+        other[a] = stateA
+        #expect(one == other && one.hashValue == other.hashValue)
+        other[a]!.queue.append("r1")
+        #expect(one != other)
     }
 
     static let a = TaskKey(kind: "appRefresh", identifier: "a")
