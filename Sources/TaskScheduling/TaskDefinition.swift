@@ -7,7 +7,11 @@ public struct TaskDefinition: Hashable, Sendable {
     public var onCalendar: [CalendarSpec]
     public var handler: HandlerSpec
     /// Where the definition came from (a file path, or "swift" for code), for messages.
-    public var source: String
+    public var source: String {
+        get { sourcePath.description }
+        set { sourcePath = SourcePath(newValue) }
+    }
+    var sourcePath: SourcePath
     @Indirect var options: TaskOptions
 
     public var description: String {
@@ -92,7 +96,7 @@ public struct TaskDefinition: Hashable, Sendable {
             onUnitActive: onUnitActive)
         self.onCalendar = onCalendar
         self.handler = handler
-        self.source = source
+        self.sourcePath = SourcePath(source)
     }
 
     /// Offset from a run's start at which cancellation is signalled: `budget − grace`, never negative.

@@ -45,6 +45,19 @@ struct CompactStorageTests {
         #expect(twin == copy && twin.hashValue == copy.hashValue)
     }
 
+    @Test("a source path reads back as given, split at its last slash or not at all")
+    func sourcePaths() {
+        for path in ["swift", "", "/", "/x", "x/", "/etc/taskd/tasks.d/appRefresh.task", "a//b", "tasks.d/b.task"] {
+            #expect(SourcePath(path).description == path, "\(path)")
+        }
+        let split = SourcePath("/etc/taskd/tasks.d/appRefresh.task")
+        #expect(split.folder == "/etc/taskd/tasks.d" && split.name == "appRefresh.task")
+        #expect(SourcePath("swift").folder == nil && SourcePath("/x").folder == "")
+        var d = commandTask("a")
+        d.source = "/srv/tasks/a.task"
+        #expect(d.source == "/srv/tasks/a.task" && d.sourcePath.name == "a.task")
+    }
+
     /// Two definitions with equal options, calendar and handler, built apart.
     static func twins() throws -> (TaskDefinition, TaskDefinition) {
         func make(_ name: String) throws -> TaskDefinition {
@@ -77,6 +90,13 @@ struct CompactStorageTests {
         }
         #expect(address(specA.argv) == address(specB.argv))
         #expect(specA.$options.isIdentical(to: specB.$options))
+        func address(_ string: String?) -> UnsafeRawPointer? {
+            string?.utf8.withContiguousStorageIfAvailable { UnsafeRawPointer($0.baseAddress) } ?? nil
+        }
+        // The folder (17 bytes, on the heap) is stored once; each keeps its own path.
+        #expect(address(a.sourcePath.folder) != address(b.sourcePath.folder))
+        #expect(address(sharedA.sourcePath.folder) == address(sharedB.sourcePath.folder))
+        #expect(sharedA.source == "/etc/taskd/tasks.d/a.task" && sharedB.source == "/etc/taskd/tasks.d/b.task")
 
         // Copy on write: changing one task's setting leaves the other's alone.
         var changed = sharedB
