@@ -1,6 +1,6 @@
 /// The scheduler's bookkeeping for one task: its definition, current run, timers and last result.
 /// The retry and the last run are kept out of line: most tasks have neither, and inline they were
-/// 320 of a state's 816 bytes.
+/// 320 of a state's 816 bytes. Optional instants are packed (`PackedInstant`): 8 bytes, not 16.
 public struct TaskState: Hashable, Sendable {
     public var definition: TaskDefinition
     /// The task's run: running, or waiting for a slot. A cancelled run is detached from it at once.
@@ -14,18 +14,19 @@ public struct TaskState: Hashable, Sendable {
     /// Monotonic instants of `OnStartupSec=` elapses that have not fired yet.
     public var pendingStartup: [UInt64]
     /// Monotonic instant of the last run's start and of the last timer trigger (OnUnitActiveSec= base).
-    public var lastActivation: UInt64?
+    @PackedInstant public var lastActivation: UInt64? = nil
     /// Monotonic instant the last run ended (OnUnitInactiveSec= base).
-    public var lastDeactivation: UInt64?
+    @PackedInstant public var lastDeactivation: UInt64? = nil
     /// The `RandomizedDelaySec=` delay added to the current arming, in microseconds.
     public var randomDelay: UInt64 = 0
-    /// True while the pending calendar elapse is one missed during downtime (`Persistent=`).
-    public var catchUpPending = false
     public var lastTrigger: ClockReading?
+    /// True while the pending calendar elapse is one missed during downtime (`Persistent=`);
+    /// declared after `lastTrigger`, it sits in that optional's padding.
+    public var catchUpPending = false
     /// The next `OnCalendar=` elapse: its CLOCK_REALTIME time, and the monotonic instant it maps to
     /// by the clock reading it was computed at (recomputed after each firing).
-    public var calendarDueRealtime: UInt64?
-    public var calendarDueMonotonic: UInt64?
+    @PackedInstant public var calendarDueRealtime: UInt64? = nil
+    @PackedInstant public var calendarDueMonotonic: UInt64? = nil
     /// Per `OnCalendar=` entry, its last search (empty until the first, and for a single entry, whose
     /// search after a firing never falls in its last answer's range: no array for most tasks).
     var calendarMemo: [CalendarMemo] = []

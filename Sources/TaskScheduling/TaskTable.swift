@@ -85,7 +85,7 @@ public struct TaskTable: Sendable, Hashable {
         /// nil in a free slot, and while the subscript adds or removes a task.
         var state: TaskState?
         /// The due the table's index holds for this state (nil: none).
-        var indexedDue: UInt64?
+        @PackedInstant var indexedDue: UInt64? = nil
 
         init() {}
 

@@ -58,6 +58,22 @@ struct CompactStorageTests {
         #expect(d.source == "/srv/tasks/a.task" && d.sourcePath.name == "a.task")
     }
 
+    struct Instants: Hashable {
+        @PackedInstant var at: UInt64? = nil
+    }
+
+    @Test("a packed instant reads back nil, 0 and the largest instant; it takes 8 bytes, not 16")
+    func packedInstants() {
+        var holder = Instants()
+        #expect(holder.at == nil)
+        for value: UInt64? in [0, 1, UInt64.max - 1, nil, 42] {
+            holder.at = value
+            #expect(holder.at == value)
+        }
+        #expect(Instants(at: 7) == Instants(at: 7) && Instants(at: 7) != Instants(at: nil))
+        #expect(MemoryLayout<Instants>.size == 8 && MemoryLayout<UInt64?>.size == 9)
+    }
+
     /// Two definitions with equal options, calendar and handler, built apart.
     static func twins() throws -> (TaskDefinition, TaskDefinition) {
         func make(_ name: String) throws -> TaskDefinition {
