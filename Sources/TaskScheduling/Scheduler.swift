@@ -50,7 +50,7 @@ public struct Scheduler: Sendable {
     public var nextDeadline: UInt64? {
         var next: UInt64? = nil
         func consider(_ t: UInt64) { next = min(next ?? t, t) }
-        if !isStopping, let first = tasks.nextDue { consider(first.due) }
+        if !isStopping, let due = tasks.nextDueInstant { consider(due) }
         for run in runs.values {
             switch run.phase {
             case .running: consider(run.cancelAt)

@@ -103,6 +103,9 @@ public struct TaskState: Hashable, Sendable {
     /// state, where `optional?.nextDue` copies all of it first.
     mutating func dueInPlace() -> UInt64? { nextDue }
 
+    /// The task's key, read in place as `dueInPlace()` is (`optional!.definition.key` copies the state).
+    mutating func keyInPlace() -> TaskKey { definition.key }
+
     /// The earliest instant this task needs the scheduler: a timer (random delay included) or its retry.
     var nextDue: UInt64? {
         switch (nextElapse, retry?.due) {

@@ -55,11 +55,14 @@ public struct TaskTable: Sendable, Hashable {
     /// tasks due at the same instant, the one that has held its slot longest).
     public var nextDue: (due: UInt64, key: TaskKey)? { index.first.map { ($0.due, key(of: $0.slot)) } }
 
+    /// The instant of `nextDue` alone.
+    public var nextDueInstant: UInt64? { index.first?.due }
+
     /// The tasks due at or before `instant`, in key order.
     func due(atOrBefore instant: UInt64) -> [TaskKey] { index.due(atOrBefore: instant).map(key(of:)).sorted() }
 
     /// The key of an indexed slot: only slots that hold a state are in the index.
-    private func key(of slot: Int32) -> TaskKey { boxes[Int(slot)].state!.definition.key }
+    private func key(of slot: Int32) -> TaskKey { boxes[Int(slot)].state!.keyInPlace() }
 
     /// Equal when they hold the same tasks in the same states, whatever slots those have.
     public static func == (a: TaskTable, b: TaskTable) -> Bool {
