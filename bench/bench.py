@@ -107,17 +107,15 @@ class Bench:
         if t and f and f["median"]:
             row["ratio"] = t["median"] / f["median"]
         # True, False, "unknown" (a peer the goal compares with was not measured), None (no goal).
-        row["holds"] = (lambda held: "unknown" if held is None else held)(check(row)) if check else None
+        held = check(row) if check else None
+        row["holds"] = "unknown" if check and held is None else held
         self.results.append(row)
         print(self.format_row(row), flush=True)
 
     @staticmethod
-    def below_peer(r, fraction=1.0):
-        """taskd's median below the peer's (at most `fraction` of it); None when no peer was measured."""
-        if r["peer"] is None:
-            return None
-        t, p = r["taskd"]["median"], r["peer"]["median"] * fraction
-        return t <= p if fraction != 1.0 else t < p
+    def against_peer(r, test):
+        """test(taskd's median, the peer's median); None when no peer was measured."""
+        return None if r["peer"] is None else test(r["taskd"]["median"], r["peer"]["median"])
 
     @staticmethod
     def all_hold(*parts):
@@ -187,7 +185,8 @@ class Bench:
         self.record("wake → command's main starts", "µs", command, spawn_floor, peer=peer,
                     floor_name="C accept+posix_spawn; peer: systemd-socket-activate --accept",
                     goal="p50 ≤ 1.3× floor, < socket-activate",
-                    check=lambda r: self.all_hold(r["ratio"] <= 1.3, self.below_peer(r)))
+                    check=lambda r: self.all_hold(
+                        r["ratio"] <= 1.3, self.against_peer(r, lambda t, p: t < p)))
 
         taskctl = str(self.release / "taskctl")
         def timed(argv):
@@ -283,7 +282,8 @@ class Bench:
                                    str(count * per_task), str(span)])
             self.record(f"timer lateness, {count:,} timer(s)", "µs", late, floor, peer=peer,
                         floor_name="timerfd + heap", goal="p50 ≤ 2× floor, < APScheduler",
-                        check=lambda r: self.all_hold(r["ratio"] <= 2, self.below_peer(r)))
+                        check=lambda r: self.all_hold(
+                            r["ratio"] <= 2, self.against_peer(r, lambda t, p: t < p)))
 
     @staticmethod
     def read_stamps(fd, got, expected):
@@ -374,7 +374,7 @@ class Bench:
             goal = "≤ ⅓ of APScheduler" if count == 10_000 else ""
             self.record(f"resident memory, {count:,} tasks", "MiB", {"median": rss, "p99": None, "n": 1},
                         peer=peer, floor_name="—", goal=goal,
-                        check=(lambda r: self.below_peer(r, 1 / 3))
+                        check=(lambda r: self.against_peer(r, lambda t, p: t <= p / 3))
                         if count == 10_000 else None)
 
     def sustained(self):
