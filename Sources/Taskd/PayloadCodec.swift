@@ -1,7 +1,7 @@
-import FoundationEssentials
+import TaskdProtocol
 
 /// Decodes wake payloads into a handler's `Decodable` type and encodes its `Encodable` result
-/// (FoundationEssentials' JSON coders; results above `maxResultBytes` are refused).
+/// (`JSONValueDecoder` and `JSONValueEncoder`; results above `maxResultBytes` are refused).
 enum PayloadCodec {
     static let maxResultBytes = 16 * 1024
 
@@ -9,17 +9,15 @@ enum PayloadCodec {
     static func decode<T: Decodable>(_ type: T.Type, from json: String?) throws -> T? {
         guard let json else { return nil }
         do {
-            return try JSONDecoder().decode(T.self, from: Data(json.utf8))
+            return try JSONValueDecoder().decode(T.self, from: json)
         } catch {
-            throw PermanentFailure("the payload does not decode as \(T.self): \(error)")
+            throw PermanentFailure("the payload does not decode as \(T.self): \(JSONValueDecoder.describe(error))")
         }
     }
 
-    /// The result as JSON text.
+    /// The result as JSON text, its object members in key order.
     static func encode<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(value)
+        let data = try JSONValueEncoder().encode(value).bytes
         guard data.count <= maxResultBytes else {
             throw PermanentFailure("the result is \(data.count) bytes of JSON; at most \(maxResultBytes) are kept")
         }
