@@ -29,6 +29,17 @@ public enum Thread {
         return true
     }
 
+    /// Blocks the calling thread for the rest of the process's life, every signal blocked in it, so
+    /// that signals go to the threads that watch for them. For a synchronous `main` whose work runs
+    /// elsewhere: unlike `pthread_exit` (what `dispatchMain()` and an async `main` end in), it
+    /// loads no unwinder and reads no unwind tables, which left about 0.45 MiB resident (measured).
+    public static func park() -> Never {
+        var all = sigset_t()
+        sigfillset(&all)
+        pthread_sigmask(SIG_SETMASK, &all, nil)
+        while true { pause() }
+    }
+
     /// Runs `body` on a thread of its own and returns its value: blocking work (reading many
     /// files) without holding a thread of the cooperative pool.
     public static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
