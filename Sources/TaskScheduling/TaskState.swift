@@ -1,35 +1,78 @@
-/// The scheduler's bookkeeping for one task: its definition, current run, timers and last result.
-/// The retry and the last run are kept out of line: most tasks have neither, and inline they were
-/// 320 of a state's 816 bytes. Optional instants are packed (`PackedInstant`): 8 bytes, not 16.
+/// The scheduler's bookkeeping for one task: its definition, its next calendar elapse, and its
+/// activity (runs, retry, start-up timers, last trigger) out of line, none while that is all at
+/// its defaults (`TaskActivity`): an idle task's state is 112 bytes (816 before the first of these
+/// changes). Optional instants are packed (`PackedInstant`): 8 bytes, not 16.
 public struct TaskState: Hashable, Sendable {
     public var definition: TaskDefinition
-    /// The task's run: running, or waiting for a slot. A cancelled run is detached from it at once.
-    public var currentRunID: String?
-    /// Runs waiting behind the current one (`Overlap=queue`), oldest first.
-    public var queue: [String] = []
-    /// A retry waiting for its backoff.
-    @OutOfLine public var retry: PendingRetry?
-    /// The last run that ended as the task's own (never a fenced run): the task's last result.
-    @OutOfLine public var lastRun: Run?
-    /// Monotonic instants of `OnStartupSec=` elapses that have not fired yet.
-    public var pendingStartup: [UInt64]
-    /// Monotonic instant of the last run's start and of the last timer trigger (OnUnitActiveSec= base).
-    @PackedInstant public var lastActivation: UInt64? = nil
-    /// Monotonic instant the last run ended (OnUnitInactiveSec= base).
-    @PackedInstant public var lastDeactivation: UInt64? = nil
-    /// The `RandomizedDelaySec=` delay added to the current arming, in microseconds.
-    public var randomDelay: UInt64 = 0
-    public var lastTrigger: ClockReading?
-    /// True while the pending calendar elapse is one missed during downtime (`Persistent=`);
-    /// declared after `lastTrigger`, it sits in that optional's padding.
-    public var catchUpPending = false
     /// The next `OnCalendar=` elapse: its CLOCK_REALTIME time, and the monotonic instant it maps to
     /// by the clock reading it was computed at (recomputed after each firing).
     @PackedInstant public var calendarDueRealtime: UInt64? = nil
     @PackedInstant public var calendarDueMonotonic: UInt64? = nil
-    /// Per `OnCalendar=` entry, its last search (empty until the first, and for a single entry, whose
-    /// search after a firing never falls in its last answer's range: no array for most tasks).
-    var calendarMemo: [CalendarMemo] = []
+    /// nil while the activity is all at its defaults.
+    private var activityBox: TaskActivity.Box?
+
+    /// The task's activity. Its fields are also properties of the state, below; changing either
+    /// changes the box in place when no copy of the state shares it.
+    public var activity: TaskActivity {
+        get { activityBox?.value ?? .none }
+        set { activityBox = newValue == .none ? nil : TaskActivity.Box(newValue) }
+        _modify {
+            if !isKnownUniquelyReferenced(&activityBox) {
+                activityBox = TaskActivity.Box(activityBox?.value ?? .none)
+            }
+            defer { if activityBox!.value == .none { activityBox = nil } }
+            yield &activityBox!.value
+        }
+    }
+
+    public var currentRunID: String? {
+        get { activityBox?.value.currentRunID }
+        set { activity.currentRunID = newValue }
+        _modify { yield &activity.currentRunID }
+    }
+    public var queue: [String] {
+        get { activityBox?.value.queue ?? [] }
+        set { activity.queue = newValue }
+        _modify { yield &activity.queue }
+    }
+    public var retry: PendingRetry? {
+        get { activityBox?.value.retry }
+        set { activity.retry = newValue }
+    }
+    public var lastRun: Run? {
+        get { activityBox?.value.lastRun }
+        set { activity.lastRun = newValue }
+    }
+    public var pendingStartup: [UInt64] {
+        get { activityBox?.value.pendingStartup ?? [] }
+        set { activity.pendingStartup = newValue }
+        _modify { yield &activity.pendingStartup }
+    }
+    public var lastActivation: UInt64? {
+        get { activityBox?.value.lastActivation }
+        set { activity.lastActivation = newValue }
+    }
+    public var lastDeactivation: UInt64? {
+        get { activityBox?.value.lastDeactivation }
+        set { activity.lastDeactivation = newValue }
+    }
+    public var randomDelay: UInt64 {
+        get { activityBox?.value.randomDelay ?? 0 }
+        set { activity.randomDelay = newValue }
+    }
+    public var lastTrigger: ClockReading? {
+        get { activityBox?.value.lastTrigger }
+        set { activity.lastTrigger = newValue }
+    }
+    public var catchUpPending: Bool {
+        get { activityBox?.value.catchUpPending ?? false }
+        set { activity.catchUpPending = newValue }
+    }
+    var calendarMemo: [CalendarMemo] {
+        get { activityBox?.value.calendarMemo ?? [] }
+        set { activity.calendarMemo = newValue }
+        _modify { yield &activity.calendarMemo }
+    }
 
     init(definition: TaskDefinition, daemonStart: ClockReading, persistedTrigger: UInt64? = nil) {
         self.definition = definition

@@ -1,0 +1,41 @@
+/// What a task has done and has pending, apart from its definition and its calendar: its runs,
+/// retry, start-up timers, random delay and last trigger. `TaskState` keeps it out of line, and
+/// keeps none while all of it is at its defaults (a task that has never run, fired or armed a
+/// start-up timer): 8 bytes per idle task instead of 112.
+public struct TaskActivity: Hashable, Sendable {
+    /// The task's run: running, or waiting for a slot. A cancelled run is detached from it at once.
+    public var currentRunID: String?
+    /// Runs waiting behind the current one (`Overlap=queue`), oldest first.
+    public var queue: [String] = []
+    /// A retry waiting for its backoff.
+    @OutOfLine public var retry: PendingRetry?
+    /// The last run that ended as the task's own (never a fenced run): the task's last result.
+    @OutOfLine public var lastRun: Run?
+    /// Monotonic instants of `OnStartupSec=` elapses that have not fired yet.
+    public var pendingStartup: [UInt64] = []
+    /// Monotonic instant of the last run's start and of the last timer trigger (OnUnitActiveSec= base).
+    @PackedInstant public var lastActivation: UInt64? = nil
+    /// Monotonic instant the last run ended (OnUnitInactiveSec= base).
+    @PackedInstant public var lastDeactivation: UInt64? = nil
+    /// The `RandomizedDelaySec=` delay added to the current arming, in microseconds.
+    public var randomDelay: UInt64 = 0
+    public var lastTrigger: ClockReading?
+    /// True while the pending calendar elapse is one missed during downtime (`Persistent=`);
+    /// declared after `lastTrigger`, it sits in that optional's padding.
+    public var catchUpPending = false
+    /// Per `OnCalendar=` entry, its last search (empty until the first, and for a single entry, whose
+    /// search after a firing never falls in its last answer's range: no array for most tasks).
+    var calendarMemo: [CalendarMemo] = []
+
+    static let none = TaskActivity()
+
+    /// The activity on the heap, shared by copies of a state until one of them changes it: only
+    /// `TaskState` changes it, and only while it holds the only reference.
+    final class Box: Hashable, @unchecked Sendable {
+        var value: TaskActivity
+        init(_ value: TaskActivity) { self.value = value }
+
+        static func == (a: Box, b: Box) -> Bool { a === b || a.value == b.value }
+        func hash(into hasher: inout Hasher) { hasher.combine(value) }
+    }
+}
