@@ -15,6 +15,12 @@ struct DueIndex: Sendable {
         static func < (a: Entry, b: Entry) -> Bool { a.due != b.due ? a.due < b.due : a.slot < b.slot }
     }
 
+    /// Makes room for `count` slots.
+    mutating func reserveCapacity(_ count: Int) {
+        heap.reserveCapacity(count)
+        position.reserveCapacity(count)
+    }
+
     /// The earliest instant and its slot, or nil when no slot has one.
     var first: Entry? { heap.first }
 

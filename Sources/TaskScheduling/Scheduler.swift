@@ -33,15 +33,15 @@ public struct Scheduler: Sendable {
         self.startedAt = startedAt
         self.machineID = machineID
         self.maxConcurrentRuns = max(1, maxConcurrentRuns)
+        tasks.reserveCapacity(definitions.count)
         for d in definitions {
             tasks[d.key] = TaskState(definition: d, daemonStart: startedAt, persistedTrigger: persistedTriggers[d.key])
             drawRandomDelay(d.key)
         }
-        resolver = TargetResolver(keys: tasks.keys)
     }
 
-    /// Resolves targets against the current tasks (made again when a reload adds or removes one).
-    public private(set) var resolver = TargetResolver(keys: [])
+    /// Resolves targets against the current tasks.
+    public var resolver: TargetResolver { TargetResolver(tasks: tasks) }
 
     /// Runs whose handler is running now (they hold a slot).
     public var activeCount: Int { runs.values.reduce(0) { $0 + ($1.isActive ? 1 : 0) } }
@@ -246,7 +246,6 @@ public struct Scheduler: Sendable {
                 _ = trigger(key, restart, at: now, actions: &actions)
             }
         }
-        if !diff.added.isEmpty || !diff.removed.isEmpty { resolver = TargetResolver(keys: tasks.keys) }
         actions += pump(at: now)
         return (diff, actions)
     }

@@ -3,21 +3,16 @@
 /// A name wins over a kind: `appRefresh` means the task named `appRefresh` if there is one, and
 /// every task of kind `appRefresh` otherwise.
 public struct TargetResolver: Sendable {
-    /// Every task, sorted by identifier then kind: one identifier's tasks sit side by side and are
-    /// found by binary search (no dictionary: at 10,000 tasks, one took 400 KB).
-    public private(set) var keys: [TaskKey]
-    /// Each kind's tasks, as indices into `keys`.
-    private var byKind: [String: [Int32]] = [:]
+    /// The tasks, found in key order (identifier, then kind): one identifier's tasks sit side by
+    /// side and are found by binary search. The table is shared, not copied: make a resolver when
+    /// needed (`Scheduler.resolver`) rather than keeping one while the table changes.
+    private let tasks: TaskTable
 
-    public init(keys: some Sequence<TaskKey>) {
-        self.keys = keys.sorted()
-        for (i, key) in self.keys.enumerated() { byKind[key.kind, default: []].append(Int32(i)) }
-    }
+    public init(tasks: TaskTable) { self.tasks = tasks }
 
-    /// Every task the target names; throws when it names none.
     public func resolve(_ target: String) throws(TargetError) -> [TaskKey] {
         let matches = candidates(target)
-        if matches.isEmpty { throw .noSuchTask(target: target, known: keys.map(\.description)) }
+        if matches.isEmpty { throw .noSuchTask(target: target, known: tasks.keys.map(\.description)) }
         let byName = matches.filter { $0.identifier == target }
         if byName.count > 1 { throw .ambiguous(target: target, matches: byName.map(\.description)) }
         return matches
@@ -34,21 +29,9 @@ public struct TargetResolver: Sendable {
         if let colon = target.firstIndex(of: ":") {
             let kind = String(target[..<colon])
             let identifier = String(target[target.index(after: colon)...])
-            return tasks(named: identifier).filter { $0.kind == kind }
+            return tasks.keys(named: identifier).filter { $0.kind == kind }
         }
-        let named = tasks(named: target)
-        return named.isEmpty ? (byKind[target] ?? []).map { keys[Int($0)] } : named
-    }
-
-    private func tasks(named identifier: String) -> [TaskKey] {
-        var low = 0
-        var high = keys.count
-        while low < high {
-            let middle = (low + high) / 2
-            if keys[middle].identifier < identifier { low = middle + 1 } else { high = middle }
-        }
-        var end = low
-        while end < keys.count && keys[end].identifier == identifier { end += 1 }
-        return Array(keys[low..<end])
+        let named = tasks.keys(named: target)
+        return named.isEmpty ? tasks.keys.filter { $0.kind == target } : named
     }
 }

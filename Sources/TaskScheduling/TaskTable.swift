@@ -1,12 +1,14 @@
 /// The scheduler's tasks by key, indexed by when each next needs the scheduler (`TaskState.nextDue`):
 /// every change made through the subscript re-indexes that task, so finding what is due, and the
 /// next deadline, no longer walks every task (10,000 timers cost O(log n) per firing, not O(n)).
-/// Each task has a slot, a small integer kept for its life in the table: the key finds the slot
-/// (the one dictionary), the slot finds the state's box and the task's place in the due index.
-/// Each state is boxed, copy on write: a dictionary of 800-byte states held inline took 14 MiB of
-/// buckets at 10,000 tasks.
+/// Each task has a slot, a small integer kept for its life in the table: the slot finds the
+/// state's box and the task's place in the due index. A key is found by binary search over the
+/// slots in key order (4 bytes a task, where a dictionary of keys to slots took about 60, and the
+/// resolver's sorted copy of the keys 32 more). Each state is boxed, copy on write: a dictionary
+/// of 800-byte states held inline took 14 MiB of buckets at 10,000 tasks.
 public struct TaskTable: Sendable, Hashable {
-    private var slots: [TaskKey: Int32] = [:]
+    /// The slots of the tasks, in key order.
+    private var order: [Int32] = []
     /// By slot; a free slot's box holds no state.
     private var boxes: [Box] = []
     private var freeSlots: [Int32] = []
@@ -14,19 +16,27 @@ public struct TaskTable: Sendable, Hashable {
 
     public init() {}
 
+    /// Makes room for `count` tasks, so that loading them grows no array.
+    public mutating func reserveCapacity(_ count: Int) {
+        order.reserveCapacity(count)
+        boxes.reserveCapacity(count)
+        index.reserveCapacity(count)
+    }
+
     public subscript(key: TaskKey) -> TaskState? {
-        get { slots[key].flatMap { boxes[Int($0)].state } }
+        get { find(key).map { boxes[Int(order[$0])].state } ?? nil }
         _modify {
             // A box shared with a copy of the table is copied first; the state is changed in place.
-            // One hash of the key finds the slot; the due index is touched only if the due moved.
+            // One search finds the slot; the due index is touched only if the due moved.
+            let place = lowerBound(key)
+            let found = place < order.count && self.key(of: order[place]) == key
             let slot: Int32
-            if let known = slots[key] {
-                slot = known
+            if found {
+                slot = order[place]
                 if !isKnownUniquelyReferenced(&boxes[Int(slot)]) { boxes[Int(slot)] = boxes[Int(slot)].copy() }
             } else {
                 slot = freeSlots.popLast() ?? Int32(boxes.count)
                 if Int(slot) == boxes.count { boxes.append(Box()) } else { boxes[Int(slot)] = Box() }
-                slots[key] = slot
             }
             let box = boxes[Int(slot)]
             defer {
@@ -34,8 +44,10 @@ public struct TaskTable: Sendable, Hashable {
                 let due = box.state?.dueInPlace()
                 assert(box.state.map { $0.definition.key == key } ?? true, "a task's state is filed under its key")
                 if case .none = box.state {
-                    slots[key] = nil
+                    if found { order.remove(at: place) }
                     freeSlots.append(slot)
+                } else if !found {
+                    order.insert(slot, at: place)
                 }
                 if due != box.indexedDue {
                     index.set(slot, due)
@@ -46,10 +58,28 @@ public struct TaskTable: Sendable, Hashable {
         }
     }
 
-    public var keys: Dictionary<TaskKey, Int32>.Keys { slots.keys }
-    public var values: [TaskState] { slots.values.compactMap { boxes[Int($0)].state } }
-    public var count: Int { slots.count }
-    public var isEmpty: Bool { slots.isEmpty }
+    /// The tasks' keys, in key order.
+    public var keys: [TaskKey] { order.map(key(of:)) }
+    /// The tasks' states, in key order.
+    public var values: [TaskState] { order.map { boxes[Int($0)].state! } }
+    public var count: Int { order.count }
+    public var isEmpty: Bool { order.isEmpty }
+
+    /// The keys of the tasks whose identifier is `identifier` (one per kind), in key order.
+    public func keys(named identifier: String) -> [TaskKey] {
+        var low = 0
+        var high = order.count
+        while low < high {
+            let middle = (low + high) / 2
+            if key(of: order[middle]).identifier < identifier { low = middle + 1 } else { high = middle }
+        }
+        var found: [TaskKey] = []
+        while low < order.count, case let next = key(of: order[low]), next.identifier == identifier {
+            found.append(next)
+            low += 1
+        }
+        return found
+    }
 
     /// The earliest instant any task needs the scheduler (a timer or a retry), and which task (of
     /// tasks due at the same instant, the one that has held its slot longest).
@@ -61,25 +91,36 @@ public struct TaskTable: Sendable, Hashable {
     /// The tasks due at or before `instant`, in key order.
     func due(atOrBefore instant: UInt64) -> [TaskKey] { index.due(atOrBefore: instant).map(key(of:)).sorted() }
 
-    /// The key of an indexed slot: only slots that hold a state are in the index.
+    /// The key of a slot that holds a state (every slot in `order` and in the index does).
     private func key(of slot: Int32) -> TaskKey { boxes[Int(slot)].state!.keyInPlace() }
+
+    /// The first place in `order` whose key is not below `key`.
+    private func lowerBound(_ key: TaskKey) -> Int {
+        var low = 0
+        var high = order.count
+        while low < high {
+            let middle = (low + high) / 2
+            if self.key(of: order[middle]) < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The place of `key` in `order`, if the table holds it.
+    private func find(_ key: TaskKey) -> Int? {
+        let place = lowerBound(key)
+        return place < order.count && self.key(of: order[place]) == key ? place : nil
+    }
 
     /// Equal when they hold the same tasks in the same states, whatever slots those have.
     public static func == (a: TaskTable, b: TaskTable) -> Bool {
-        a.count == b.count && a.slots.allSatisfy { key, slot in b[key] == a.boxes[Int(slot)].state }
+        a.count == b.count
+            && a.order.indices.allSatisfy { a.boxes[Int(a.order[$0])].state == b.boxes[Int(b.order[$0])].state }
     }
 
     public func hash(into hasher: inout Hasher) {
-        // Independent of the order the slots' dictionary iterates in, as `==` is.
-        var entries = 0
-        for (key, slot) in slots {
-            var one = Hasher()
-            one.combine(key)
-            one.combine(boxes[Int(slot)].state)
-            entries ^= one.finalize()
-        }
+        // In key order, which is independent of the slots, as `==` is.
         hasher.combine(count)
-        hasher.combine(entries)
+        for slot in order { hasher.combine(boxes[Int(slot)].state) }
     }
 
     /// One task's state on the heap, shared by copies of the table until one of them changes it.

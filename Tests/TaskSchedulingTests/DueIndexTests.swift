@@ -46,7 +46,8 @@ struct DueIndexTests {
     }
 
     /// The table against a dictionary of states through random adds, changes and removals: its
-    /// slots are freed and used again, and every look-up, count and due answer agrees with the model.
+    /// slots are freed and used again, and every look-up, count, key order and due answer agrees
+    /// with the model. Names are shared by two kinds, as the binary search by name must find both.
     @Test("TaskTable matches a dictionary through random adds, changes and removals (slots reused)")
     func tableMatchesModel() {
         var random = SeededRandom(seed: 5)
@@ -56,14 +57,15 @@ struct DueIndexTests {
         let names = (0..<40).map { "t\($0)" }
         for step in 0..<4_000 {
             let name = names[Int(random.next(upperBound: UInt64(names.count)))]
-            let key = TaskKey(kind: "processing", identifier: name)
+            let kind = random.next(upperBound: UInt64(2)) == 0 ? "processing" : "appRefresh"
+            let key = TaskKey(kind: kind, identifier: name)
             switch random.next(upperBound: UInt64(3)) {
             case 0:
                 table[key] = nil
                 model[key] = nil
             case 1:
                 let state = TaskState(
-                    definition: commandTask(name, kind: "processing", onStartup: [random.next(upperBound: UInt64(20))]),
+                    definition: commandTask(name, kind: kind, onStartup: [random.next(upperBound: UInt64(20))]),
                     daemonStart: start)
                 table[key] = state
                 model[key] = state
@@ -72,7 +74,8 @@ struct DueIndexTests {
                 table[key]?.pendingStartup = [due]
                 model[key]?.pendingStartup = [due]
             }
-            #expect(table.count == model.count && Set(table.keys) == Set(model.keys))
+            #expect(table.count == model.count && table.keys == model.keys.sorted())
+            #expect(table.keys(named: name) == model.keys.filter { $0.identifier == name }.sorted())
             #expect(table[key] == model[key])
             let first = model.values.compactMap(\.nextDue).min()
             #expect(table.nextDue?.due == first)

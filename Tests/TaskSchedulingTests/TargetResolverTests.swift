@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Targets: a name, a kind, or kind:identifier")
 struct TargetResolverTests {
-    let resolver = TargetResolver(keys: [
+    let resolver = TaskSchedulingTests.resolver(for: [
         TaskKey(kind: "appRefresh", identifier: "weather"),
         TaskKey(kind: "appRefresh", identifier: "news"),
         TaskKey(kind: "processing", identifier: "sync"),
@@ -52,7 +52,7 @@ struct TargetResolverTests {
 
     @Test("a name shared by three kinds resolves to all three, and kind:identifier to one of them")
     func sharedByThree() throws {
-        let r = TargetResolver(keys: [
+        let r = TaskSchedulingTests.resolver(for: [
             TaskKey(kind: "a", identifier: "x"), TaskKey(kind: "b", identifier: "x"),
             TaskKey(kind: "c", identifier: "x"), TaskKey(kind: "c", identifier: "y"),
         ])
@@ -85,7 +85,7 @@ extension TargetResolverTests {
                         kind: kinds[Int(random.next(upperBound: UInt64(kinds.count)))],
                         identifier: names[Int(random.next(upperBound: UInt64(names.count)))]))
             }
-            let r = TargetResolver(keys: keys)
+            let r = TaskSchedulingTests.resolver(for: keys)
             for target in names + kinds + keys.map(\.description) + ["a:nope", "nope"] {
                 let linear: [TaskKey]
                 if target.contains(":") {
@@ -105,4 +105,14 @@ extension TargetResolverTests {
             }
         }
     }
+}
+
+/// A resolver over a table that holds a task for each key.
+func resolver(for keys: some Sequence<TaskKey>) -> TargetResolver {
+    var table = TaskTable()
+    let start = ClockReading(monotonic: 1_000_000, realtime: 1_700_000_000_000_000)
+    for key in keys {
+        table[key] = TaskState(definition: commandTask(key.identifier, kind: key.kind), daemonStart: start)
+    }
+    return TargetResolver(tasks: table)
 }
