@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <stdlib.h>
 #include "CTaskdShim.h"
 #include <spawn.h>
 #include <fcntl.h>
@@ -223,4 +224,10 @@ int taskd_monotonic_timer_arm(int fd, uint64_t usec) {
         its.it_value.tv_nsec = (long)(usec % 1000000) * 1000;
     }
     return timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+int taskd_limit_malloc_arenas(int limit) {
+    const char *tunables = getenv("GLIBC_TUNABLES");
+    if (getenv("MALLOC_ARENA_MAX") || (tunables && strstr(tunables, "arena_max"))) return 0;
+    return mallopt(M_ARENA_MAX, limit) == 1;
 }

@@ -119,6 +119,7 @@ public struct TaskDaemon: Sendable {
     /// less resident (measured).
     public func runMain() -> Never {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        MallocArenas.limit()
         Task(executorPreference: EventLoop.shared) { exit(await runOnLoop(arguments: arguments)) }
         Thread.park()
     }
@@ -129,9 +130,11 @@ public struct TaskDaemon: Sendable {
     /// on Linux, libdispatch's first pool thread arms a one-second timer that ticks for the rest of
     /// the process's life, so a daemon whose handlers are all commands stays at zero wake-ups while
     /// idle. Swift handlers start on the loop's thread too; the timer starts with the first that
-    /// resumes after a suspension (on the global executor).
+    /// resumes after a suspension (on the global executor). glibc's malloc is kept to two arenas
+    /// (`MallocArenas`) unless the environment sets `MALLOC_ARENA_MAX`.
     public nonisolated(nonsending) func run(arguments: [String]) async -> Int32 {
-        await withTaskExecutorPreference(EventLoop.shared) { await runOnLoop(arguments: arguments) }
+        MallocArenas.limit()
+        return await withTaskExecutorPreference(EventLoop.shared) { await runOnLoop(arguments: arguments) }
     }
 
     private func runOnLoop(arguments: [String]) async -> Int32 {

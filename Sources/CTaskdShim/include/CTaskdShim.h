@@ -85,3 +85,7 @@ int taskd_monotonic_timer(void);
 /// Arms it to expire at `usec` on CLOCK_MONOTONIC (absolute; a time already past fires at once),
 /// or disarms it when usec is 0.
 int taskd_monotonic_timer_arm(int fd, uint64_t usec);
+
+/// Limits glibc's malloc arenas to `limit` (mallopt M_ARENA_MAX) unless MALLOC_ARENA_MAX, or an
+/// arena_max in GLIBC_TUNABLES, is set in the environment. 1 if set, 0 if the environment wins.
+int taskd_limit_malloc_arenas(int limit);

@@ -1,0 +1,14 @@
+import CTaskdShim
+
+/// glibc's malloc arenas: by default one per thread that allocates, up to eight per CPU.
+public enum MallocArenas {
+    /// The arena limit a daemon sets for itself.
+    public static let daemonLimit: Int32 = 2
+
+    /// Limits the arenas to `limit` unless the environment sets `MALLOC_ARENA_MAX` (or an
+    /// `arena_max` in `GLIBC_TUNABLES`), which then wins; false then. Call it before the threads
+    /// that allocate start. With an arena per thread, the idle taskd with 10,000 tasks held 0.5 MiB
+    /// more (measured): each arena keeps pages of its own, and its free chunks serve no other thread.
+    @discardableResult
+    public static func limit(_ limit: Int32 = daemonLimit) -> Bool { taskd_limit_malloc_arenas(limit) == 1 }
+}
