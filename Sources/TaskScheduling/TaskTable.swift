@@ -27,7 +27,7 @@ public struct TaskTable: Sendable, Hashable {
         get { find(key).map { boxes[Int(order[$0])].state } ?? nil }
         _modify {
             // A box shared with a copy of the table is copied first; the state is changed in place.
-            // One search finds the slot; the due index is touched only if the due moved.
+            // One search finds the slot.
             let place = lowerBound(key)
             let found = place < order.count && self.key(of: order[place]) == key
             let slot: Int32
@@ -49,10 +49,7 @@ public struct TaskTable: Sendable, Hashable {
                 } else if !found {
                     order.insert(slot, at: place)
                 }
-                if due != box.indexedDue {
-                    index.set(slot, due)
-                    box.indexedDue = due
-                }
+                index.set(slot, due)  // O(1) when the due has not moved
             }
             yield &box.state
         }
@@ -128,15 +125,12 @@ public struct TaskTable: Sendable, Hashable {
     private final class Box: @unchecked Sendable {
         /// nil in a free slot, and while the subscript adds or removes a task.
         var state: TaskState?
-        /// The due the table's index holds for this state (nil: none).
-        @PackedInstant var indexedDue: UInt64? = nil
 
         init() {}
 
         func copy() -> Box {
             let box = Box()
             box.state = state
-            box.indexedDue = indexedDue
             return box
         }
     }
