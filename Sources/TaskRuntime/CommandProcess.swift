@@ -315,7 +315,7 @@ public final class CommandProcess: Sendable {
     /// A path as is (the spawn itself reports one that cannot be executed, naming it); a bare name
     /// searched in the command's `PATH`.
     static func resolve(_ program: String, environment: [String]) throws(SpawnError) -> String {
-        if program.contains("/") { return program }
+        if program.utf8.contains(UInt8(ascii: "/")) { return program }
         let path = environment.last { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? "/usr/bin:/bin"
         for dir in path.split(separator: ":") where !dir.isEmpty {
             let candidate = "\(dir)/\(program)"

@@ -100,7 +100,7 @@ enum TaskFileKeys {
                 if let prefix = program.first, "@-:+!|".contains(prefix) {
                     throw ConfigDiagnostic(e.location, key: e.key, "the '\(prefix)' prefix is not supported")
                 }
-                if program.contains("/") && !program.hasPrefix("/") {
+                if program.utf8.contains(UInt8(ascii: "/")) && !program.hasPrefix("/") {
                     throw ConfigDiagnostic(
                         e.location, key: e.key, "'\(program)' must be an absolute path or a bare program name")
                 }

@@ -47,7 +47,7 @@ public final class ServiceNotifier: Sendable {
 
     /// Adds `message` to the messages waiting to be sent, coalescing as the type's doc says.
     static func enqueue(_ message: String, into waiting: inout [String]) {
-        func isStatusOnly(_ s: String) -> Bool { s.hasPrefix("STATUS=") && !s.contains("\n") }
+        func isStatusOnly(_ s: String) -> Bool { s.hasPrefix("STATUS=") && !s.utf8.contains(UInt8(ascii: "\n")) }
         if message == "WATCHDOG=1" {
             if !waiting.contains(message) { waiting.append(message) }
             return
