@@ -123,8 +123,11 @@ public struct TaskTable: Sendable, Hashable {
     /// One task's state on the heap, shared by copies of the table until one of them changes it.
     /// Only the table's subscript changes it, and only when the table holds the only reference.
     private final class Box: @unchecked Sendable {
-        /// nil in a free slot, and while the subscript adds or removes a task.
-        var state: TaskState?
+        /// nil in a free slot, and while the subscript adds or removes a task. Unchecked: the
+        /// binary search reads a key in place at each step, and Swift's dynamic exclusivity check
+        /// on a class property costs more than the comparison; only the table's subscript changes
+        /// a state, while it holds the only reference to the box.
+        @exclusivity(unchecked) var state: TaskState?
 
         init() {}
 
