@@ -1,7 +1,7 @@
 /// What a task has done and has pending, apart from its definition and its calendar: its runs,
 /// retry, start-up timers, random delay and last trigger. `TaskState` keeps it out of line, and
 /// keeps none while all of it is at its defaults (a task that has never run, fired or armed a
-/// start-up timer): 8 bytes per idle task instead of 112.
+/// start-up timer): 8 bytes per idle task instead of 104.
 public struct TaskActivity: Hashable, Sendable {
     /// The task's run: running, or waiting for a slot. A cancelled run is detached from it at once.
     public var currentRunID: String?

@@ -1,6 +1,6 @@
 /// The scheduler's bookkeeping for one task: its definition, its next calendar elapse, and its
 /// activity (runs, retry, start-up timers, last trigger) out of line, none while that is all at
-/// its defaults (`TaskActivity`): an idle task's state is 112 bytes (816 before the first of these
+/// its defaults (`TaskActivity`): an idle task's state is 120 bytes (816 before the first of these
 /// changes). Optional instants are packed (`PackedInstant`): 8 bytes, not 16.
 public struct TaskState: Hashable, Sendable {
     public var definition: TaskDefinition
