@@ -11,6 +11,9 @@ public struct TaskState: Hashable, Sendable {
     /// nil while the activity is all at its defaults.
     private var activityBox: TaskActivity.Box?
 
+    /// Whether the state keeps an activity box: false while its activity is at its defaults.
+    var holdsActivity: Bool { activityBox != nil }
+
     /// The task's activity. Its fields are also properties of the state, below; changing either
     /// changes the box in place when no copy of the state shares it.
     public var activity: TaskActivity {
@@ -25,6 +28,7 @@ public struct TaskState: Hashable, Sendable {
         }
     }
 
+    // The activity's fields (documented on `TaskActivity`), read from the box and changed in place.
     public var currentRunID: String? {
         get { activityBox?.value.currentRunID }
         set { activity.currentRunID = newValue }
