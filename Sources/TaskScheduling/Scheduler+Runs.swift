@@ -7,13 +7,19 @@ extension Scheduler {
     )
         -> WakeResult?
     {
-        guard let state = tasks[key], !isStopping else { return nil }
+        // The fields this needs, not a copy of the state: a copy held while the table's state changes
+        // shares its activity box, which the first change would then copy (an allocation a wake).
+        guard !isStopping,
+            case let (definition, currentRunID, retry)? = tasks[key].map({
+                ($0.definition, $0.currentRunID, $0.retry)
+            })
+        else { return nil }
         tasks[key]!.lastTrigger = now
-        if state.definition.persistent { actions.append(.persistTrigger(key, now.realtime)) }
-        if let currentID = state.currentRunID, var current = runs[currentID] {
+        if definition.persistent { actions.append(.persistTrigger(key, now.realtime)) }
+        if let currentID = currentRunID, var current = runs[currentID] {
             // task(id:): an id decides by itself; without one the task's Overlap= policy does.
-            let supersedes = request.wakeID.map { $0 != current.wakeID } ?? (state.definition.overlap == .replace)
-            if !supersedes && (request.wakeID != nil || state.definition.overlap == .coalesce) {
+            let supersedes = request.wakeID.map { $0 != current.wakeID } ?? (definition.overlap == .replace)
+            if !supersedes && (request.wakeID != nil || definition.overlap == .coalesce) {
                 current.records += request.records
                 runs[currentID] = current
                 actions.append(.report(.coalesced(current, request.trigger)))
@@ -25,30 +31,33 @@ extension Scheduler {
             _ = detach(currentID, reason: .superseded, at: now, actions: &actions)
             for id in tasks[key]!.queue { _ = detach(id, reason: .superseded, at: now, actions: &actions) }
         }
-        var run = makeRun(key, request, definition: state.definition, at: now)
-        // `state` still holds the retry: superseding above cannot set one (only the end of the
-        // task's own run does) nor clear one.
-        if let retry = state.retry {
+        var run = makeRun(key, request, definition: definition, at: now)
+        // `retry` is still the task's: superseding above cannot set one (only the end of the task's
+        // own run does) nor clear one.
+        if let retry {
             // A new run does the work the retry would have done: the retry is dropped, its wakes move over.
             run.records += retry.records
             tasks[key]!.retry = nil
         }
         tasks[key]!.currentRunID = run.id
         return WakeResult(
-            run: admit(run, definition: state.definition, at: now, actions: &actions), disposition: .started)
+            run: admit(run, definition: definition, at: now, actions: &actions), disposition: .started)
     }
 
     /// `Overlap=queue`: the trigger waits behind the current run, or joins the last queued run when the queue is full.
     private mutating func enqueue(
         _ key: TaskKey, _ request: TriggerRequest, at now: ClockReading, actions: inout [SchedulerAction]
     ) -> WakeResult {
-        let state = tasks[key]!
-        if state.queue.count >= state.definition.queueLimit, let lastID = state.queue.last ?? state.currentRunID {
+        // Read in place, not copied: see `trigger`.
+        let (definition, queued, last) = tasks[key].map {
+            ($0.definition, $0.queue.count, $0.queue.last ?? $0.currentRunID)
+        }!
+        if queued >= definition.queueLimit, let lastID = last {
             runs[lastID]!.records += request.records
             actions.append(.report(.overflow(runs[lastID]!, request.trigger)))
             return WakeResult(run: runs[lastID]!, disposition: .overflow)
         }
-        let run = makeRun(key, request, definition: state.definition, at: now)
+        let run = makeRun(key, request, definition: definition, at: now)
         runs[run.id] = run
         tasks[key]!.queue.append(run.id)
         actions.append(.report(.queued(run)))
@@ -202,7 +211,12 @@ extension Scheduler {
         run.outcome = Self.outcome(of: run)
         var actions: [SchedulerAction] = [.report(.ended(run))]
         if run.started != nil { tasks[run.key]?.lastDeactivation = now.monotonic }
-        guard let state = tasks[run.key], state.currentRunID == id else {
+        // The fields this needs, not a copy of the state: see `trigger`.
+        guard
+            case let (policy, nextQueued)? = tasks[run.key].flatMap({
+                $0.currentRunID == id ? ($0.definition.retry, $0.queue.first) : nil
+            })
+        else {
             // Fenced, or its task is gone. A run cut short by shutdown answers nothing: its wakes run again.
             let answered = run.cancelReason != .shutdown || (termination?.isSuccess ?? false)
             if answered && !run.records.isEmpty { actions.append(.settle(run.records)) }
@@ -211,11 +225,10 @@ extension Scheduler {
         }
         tasks[run.key]!.currentRunID = nil
         tasks[run.key]!.lastRun = run
-        let policy = state.definition.retry
         if !isStopping, run.attempt < policy.maxAttempts,
             policy.allowsRetry(outcome: run.outcome!, termination: termination)
         {
-            if let next = state.queue.first {
+            if let next = nextQueued {
                 // A queued run starts at once and does the work; the failed run's wakes ride with it.
                 runs[next]!.records += run.records
             } else {
