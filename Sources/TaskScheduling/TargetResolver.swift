@@ -10,6 +10,7 @@ public struct TargetResolver: Sendable {
 
     public init(tasks: TaskTable) { self.tasks = tasks }
 
+    /// Every task the target names; throws when it names none.
     public func resolve(_ target: String) throws(TargetError) -> [TaskKey] {
         let matches = candidates(target)
         if matches.isEmpty { throw .noSuchTask(target: target, known: tasks.keys.map(\.description)) }

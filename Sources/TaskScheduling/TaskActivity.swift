@@ -27,7 +27,8 @@ public struct TaskActivity: Hashable, Sendable {
     /// search after a firing never falls in its last answer's range: no array for most tasks).
     var calendarMemo: [CalendarMemo] = []
 
-    static let none = TaskActivity()
+    /// The activity of a task that has done nothing yet: every field at its default.
+    static let idle = TaskActivity()
 
     /// The activity on the heap, shared by copies of a state until one of them changes it: only
     /// `TaskState` changes it, and only while it holds the only reference.

@@ -17,13 +17,13 @@ public struct TaskState: Hashable, Sendable {
     /// The task's activity. Its fields are also properties of the state, below; changing either
     /// changes the box in place when no copy of the state shares it.
     public var activity: TaskActivity {
-        get { activityBox?.value ?? .none }
-        set { activityBox = newValue == .none ? nil : TaskActivity.Box(newValue) }
+        get { activityBox?.value ?? .idle }
+        set { activityBox = newValue == .idle ? nil : TaskActivity.Box(newValue) }
         _modify {
             if !isKnownUniquelyReferenced(&activityBox) {
-                activityBox = TaskActivity.Box(activityBox?.value ?? .none)
+                activityBox = TaskActivity.Box(activityBox?.value ?? .idle)
             }
-            defer { if activityBox!.value == .none { activityBox = nil } }
+            defer { if activityBox!.value == .idle { activityBox = nil } }
             yield &activityBox!.value
         }
     }

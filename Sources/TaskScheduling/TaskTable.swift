@@ -64,16 +64,12 @@ public struct TaskTable: Sendable, Hashable {
 
     /// The keys of the tasks whose identifier is `identifier` (one per kind), in key order.
     public func keys(named identifier: String) -> [TaskKey] {
-        var low = 0
-        var high = order.count
-        while low < high {
-            let middle = (low + high) / 2
-            if key(of: order[middle]).identifier < identifier { low = middle + 1 } else { high = middle }
-        }
+        // Keys order by identifier first: one identifier's tasks sit side by side.
         var found: [TaskKey] = []
-        while low < order.count, case let next = key(of: order[low]), next.identifier == identifier {
+        for slot in order[firstPlace(where: { $0.identifier < identifier })...] {
+            let next = key(of: slot)
+            guard next.identifier == identifier else { break }
             found.append(next)
-            low += 1
         }
         return found
     }
@@ -92,12 +88,16 @@ public struct TaskTable: Sendable, Hashable {
     private func key(of slot: Int32) -> TaskKey { boxes[Int(slot)].state!.keyInPlace() }
 
     /// The first place in `order` whose key is not below `key`.
-    private func lowerBound(_ key: TaskKey) -> Int {
+    private func lowerBound(_ key: TaskKey) -> Int { firstPlace(where: { $0 < key }) }
+
+    /// The first place in `order` whose key `isBelow` rejects (binary search: `isBelow` must hold
+    /// for a prefix of the keys in order, and for no key after it).
+    private func firstPlace(where isBelow: (TaskKey) -> Bool) -> Int {
         var low = 0
         var high = order.count
         while low < high {
             let middle = (low + high) / 2
-            if self.key(of: order[middle]) < key { low = middle + 1 } else { high = middle }
+            if isBelow(key(of: order[middle])) { low = middle + 1 } else { high = middle }
         }
         return low
     }

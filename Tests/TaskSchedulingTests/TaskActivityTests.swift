@@ -21,7 +21,7 @@ struct TaskActivityTests {
         #expect(used == fresh && used.hashValue == fresh.hashValue)
         #expect(!used.holdsActivity, "a box back at its defaults is dropped")
         var whole = fresh
-        whole.activity = TaskActivity.none
+        whole.activity = TaskActivity.idle
         #expect(!whole.holdsActivity)
     }
 
