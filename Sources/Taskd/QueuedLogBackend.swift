@@ -6,7 +6,9 @@ import TaskdSystem
 /// Hands entries to another backend on a serial Dispatch queue, so that a slow journald never
 /// blocks the scheduler or the cooperative thread pool. Order is kept. Entries wait in one batch;
 /// the queue's thread is woken when a batch starts, and, for entries from the event loop, only at
-/// the end of the loop's turn, so a handler the turn started gets the CPU first. Handler output
+/// the end of the loop's turn, so a handler the turn started gets the CPU first; while entries keep
+/// coming, at most once per `pace`, so that under load it hands on larger batches rather than
+/// waking at every turn of the loop. Handler output
 /// (`sheddable` entries) is shed once `outputBacklog` entries wait, and the count is journaled
 /// when the backlog has halved; taskd's own events are never shed. An entry sent `lazy` is
 /// formatted on the queue's thread, off the event loop.
@@ -18,6 +20,11 @@ final class QueuedLogBackend: LogBackend {
     private let batch = Mutex<[Item]>([])
     private let pending = Atomic<Int>(0)
     private let shed = Atomic<Int>(0)
+    /// When the last drain started (CLOCK_MONOTONIC µs).
+    private let drainedAt = Atomic<UInt64>(0)
+
+    /// The least time between two wake-ups of the queue's thread while entries keep coming (µs).
+    static let pace: UInt64 = 10_000
 
     /// An entry, or what makes it.
     private enum Item {
@@ -44,7 +51,12 @@ final class QueuedLogBackend: LogBackend {
             return items.count == 1
         }
         guard first else { return }
-        EventLoop.shared.afterTurn { [self] in queue.async { self.drain() } }
+        EventLoop.shared.afterTurn { [self] in
+            let now = DeadlineTimer.now()
+            let due = drainedAt.load(ordering: .relaxed) &+ Self.pace
+            guard now < due else { return queue.async { self.drain() } }
+            queue.asyncAfter(deadline: .now() + .microseconds(Int(due - now))) { self.drain() }
+        }
     }
 
     /// How many entries are handed on at once (one write to standard error, one check for journald).
@@ -52,6 +64,7 @@ final class QueuedLogBackend: LogBackend {
 
     /// Hands on every entry waiting (on `queue`).
     private func drain() {
+        drainedAt.store(DeadlineTimer.now(), ordering: .relaxed)
         let items = batch.withLock { items in
             var taken: [Item] = []
             swap(&items, &taken)

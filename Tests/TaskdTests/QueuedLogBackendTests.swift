@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TaskdIO
 import TaskdSystem
 import Testing
 
@@ -95,5 +96,22 @@ struct QueuedLogBackendTests {
         while recorder.batches.withLock({ $0.flatMap { $0 }.count }) < 3 { usleep(1000) }
         #expect(recorder.batches.withLock { $0.flatMap { $0 } } == ["first", "second", "third"])
         #expect(madeOnSender.withLock { $0 } == false)
+    }
+
+    @Test(
+        "an entry sent soon after a drain waits for the pace: the queue's thread wakes once per `pace` under load",
+        .timeLimit(.minutes(1)))
+    func paced() {
+        let recorder = BatchRecorder()
+        let queue = QueuedLogBackend(base: recorder)
+        let start = DeadlineTimer.now()
+        queue.send(LogEntry([("MESSAGE", "first")]))
+        while recorder.batches.withLock({ $0.isEmpty }) { usleep(100) }
+        queue.send(LogEntry([("MESSAGE", "second")]))
+        queue.send(LogEntry([("MESSAGE", "third")]))
+        while recorder.batches.withLock({ $0.flatMap { $0 }.count }) < 3 { usleep(100) }
+        // The first drain started after `start`; the next could not start before it plus the pace.
+        #expect(DeadlineTimer.now() - start >= QueuedLogBackend.pace)
+        #expect(recorder.batches.withLock { $0.flatMap { $0 } } == ["first", "second", "third"])
     }
 }
