@@ -39,7 +39,7 @@ final class StateStore: Sendable {
     static let defaultSyncInterval: UInt64 = 1_000_000
 
     /// How long the lazy part may wait while wakes keep coming (µs).
-    static let lazyInterval: UInt64 = 10_000
+    static let lazyInterval: UInt64 = 100_000
 
     /// The log's file grows by zero-filled chunks of this many bytes, written ahead of the records.
     static let logChunk = 256 * 1024

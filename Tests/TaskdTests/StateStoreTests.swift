@@ -88,6 +88,41 @@ struct StateStoreTests {
         #expect(replayed.isEmpty)
     }
 
+    @Test("while wakes keep coming, a history file is rewritten at most once per lazyInterval, not at each flush")
+    func lazyPartWaitsWhileWakesCome() async {
+        let directory = Self.folder()
+        let (store, _) = await Self.open(directory)
+        let start = DeadlineTimer.now()
+        var seen: Set<UInt64> = []
+        for i in 1...200 {
+            // On the loop, as the daemon does: the save and the wake go to the writer in one flush,
+            // at the end of the turn (a flush with no wake writes the lazy part at once).
+            let ticket = await Task(executorPreference: EventLoop.shared) {
+                var record = TaskRecord()
+                record.lastTriggerUSec = UInt64(i)
+                store.save(Self.key, record, sync: false)
+                return store.add([Self.wake("w\(i)")])
+            }.value
+            // A flush writes due snapshots before it wakes the waiters: what it wrote is on disk now.
+            await store.waitDurable(ticket)
+            if case .success(let bytes) = FileIO.read(store.taskPath(Self.key)),
+                let value = TaskRecord(decoding: bytes)?.lastTriggerUSec
+            {
+                seen.insert(value)
+            }
+        }
+        let elapsed = DeadlineTimer.now() - start
+        // Written at the first flush, then once per interval at most (200 versions if at every flush).
+        #expect(!seen.isEmpty)
+        #expect(UInt64(seen.count) <= elapsed / StateStore.lazyInterval + 2)
+        await store.waitDurable(store.add([]))
+        guard case .success(let bytes) = FileIO.read(store.taskPath(Self.key)) else {
+            Issue.record("no task file")
+            return
+        }
+        #expect(TaskRecord(decoding: bytes)?.lastTriggerUSec == 200)  // a barrier writes the latest
+    }
+
     @Test("the log is zero-filled a chunk ahead of its records and grows by chunks; a restart replays them all")
     func logGrowsByZeroFilledChunks() async {
         let directory = Self.folder()
