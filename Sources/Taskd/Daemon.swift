@@ -417,7 +417,7 @@ actor Daemon {
             case .cancel(let run):
                 switch active[run.id] {
                 case .command(let process, let killSignal)?: process.signalGroup(killSignal)
-                case .swift(let task)?: Self.cancelOffLoop(task)
+                case .swift(let task)?: Self.cancel(task)
                 case nil: break
                 }
             case .kill(let run):
@@ -537,16 +537,18 @@ actor Daemon {
         return nil
     }
 
-    /// Cancels Swift handlers: an overcommitting concurrent queue, whose threads are outside the
-    /// cooperative pool and added when one is blocked.
+    /// Cancels Swift handlers when the loop cannot: an overcommitting concurrent queue, whose threads
+    /// are outside the cooperative pool and added when one is blocked.
     private static let cancelling = DispatchQueue(label: "taskd.cancel", attributes: .concurrent)
 
-    /// Cancels a Swift handler on `cancelling`: cancelling runs the handler's `onCancel` code on the
-    /// cancelling thread, and while it runs the handler's task waits for it too (the runtime's
-    /// cancellation lock). A slow `onCancel` must hold up neither the event loop nor a second
-    /// thread of the two-thread cooperative pool.
-    private static func cancelOffLoop(_ task: Task<Void, Never>) {
-        cancelling.async { task.cancel() }
+    /// Cancels a Swift handler. Cancelling runs the handler's `onCancel` code on the cancelling
+    /// thread, and while it runs the handler's task waits for it too (the runtime's cancellation
+    /// lock). So it runs as user code on the loop's thread (`EventLoop.runUserCode`: no other thread
+    /// woken, the loop handed on if it lasts), or, when a thread is stuck in user code already, on
+    /// `cancelling`: a slow `onCancel` holds up neither the event loop nor a thread of the
+    /// two-thread cooperative pool.
+    private static func cancel(_ task: Task<Void, Never>) {
+        EventLoop.shared.runUserCode({ task.cancel() }, elsewhere: { body in cancelling.async(execute: body) })
     }
 
     /// Runs `body` on the actor: at once when called from an fd handler of the event loop (a timer,

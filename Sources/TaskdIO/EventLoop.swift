@@ -55,8 +55,12 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     private let thread = Atomic<UInt>(0)
     /// Who runs the loop and whether the standby thread waits to take it over.
     private let roles = Mutex(Roles())
-    /// `HandlerExecutor` jobs queued on the loop, and the work to run once they have started.
+    /// `HandlerExecutor` jobs and `runUserCode` calls queued on the loop, and the work to run once
+    /// they have started.
     private let handoff = Mutex(Handoff())
+    /// The thread running a `runUserCode` call (0 while none does): the `HandlerExecutor` jobs it
+    /// enqueues run after it, on the same thread.
+    private let userCodeThread = Atomic<UInt>(0)
     /// Expires `stallLimit` after the loop's thread left it to run handler jobs; the standby
     /// thread waits for it and then takes the loop over.
     private let stallFD: Int32
@@ -77,9 +81,16 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     }
 
     private struct Handoff {
-        var jobs: [UnownedJob] = []
+        var jobs: [HandlerWork] = []
         var then: [@Sendable () -> Void] = []
         var isEmpty: Bool { jobs.isEmpty && then.isEmpty }
+    }
+
+    /// User code waiting for the loop's thread: a `HandlerExecutor` job, or a `runUserCode` call with
+    /// where it goes should the queue be forwarded.
+    private enum HandlerWork {
+        case job(UnownedJob)
+        case call(@Sendable () -> Void, elsewhere: @Sendable (@escaping @Sendable () -> Void) -> Void)
     }
 
     private init() {
@@ -197,8 +208,15 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         }
         thread.store(0, ordering: .releasing)
         _ = taskd_monotonic_timer_arm(stallFD, DeadlineTimer.now() + Self.stallLimit)
-        while let job = handoff.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) {
-            job.runSynchronously(on: HandlerExecutor.shared.asUnownedTaskExecutor())
+        while let work = handoff.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) {
+            switch work {
+            case .job(let job):
+                job.runSynchronously(on: HandlerExecutor.shared.asUnownedTaskExecutor())
+            case .call(let body, _):
+                userCodeThread.store(UInt(pthread_self()), ordering: .releasing)
+                body()
+                userCodeThread.store(0, ordering: .releasing)
+            }
         }
         _ = taskd_monotonic_timer_arm(stallFD, 0)
         let kept = roles.withLock { roles in
@@ -234,19 +252,43 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         }
     }
 
-    /// Sends the queued handler jobs to the global concurrent executor.
+    /// Sends the queued handler jobs to the global concurrent executor, and `runUserCode` calls
+    /// to where each asked.
     private func forwardHandlerJobs() {
-        var moved: [UnownedJob] = []
+        var moved: [HandlerWork] = []
         handoff.withLock { swap(&$0.jobs, &moved) }
-        for job in moved { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+        for work in moved {
+            switch work {
+            case .job(let job): globalConcurrentExecutor.enqueue(ExecutorJob(job))
+            case .call(let body, let elsewhere): elsewhere(body)
+            }
+        }
     }
 
     /// Queues a `HandlerExecutor` job: to run on the loop's thread once the fd handler or job that
-    /// enqueued it returns when enqueued by the loop, else on the global concurrent executor.
+    /// enqueued it returns when enqueued by the loop (or by a `runUserCode` call, after it), else on
+    /// the global concurrent executor.
     func enqueueHandlerJob(_ job: consuming ExecutorJob) {
-        guard isCurrent else { return globalConcurrentExecutor.enqueue(job) }
+        guard isCurrent || userCodeThread.load(ordering: .acquiring) == UInt(pthread_self()) else {
+            return globalConcurrentExecutor.enqueue(job)
+        }
         let job = UnownedJob(job)
-        handoff.withLock { $0.jobs.append(job) }
+        handoff.withLock { $0.jobs.append(.job(job)) }
+    }
+
+    /// Runs `body`, user code that may block (a Swift handler's `onCancel`, run by cancelling its
+    /// task), as handler jobs run: on the loop's thread once the fd handler or job that called this
+    /// returns, the loop left to the standby thread should it take longer than `stallLimit`. The
+    /// `HandlerExecutor` jobs it enqueues (the cancelled task resuming) run after it on that thread,
+    /// so no other thread is woken. Called off the loop, or should the queue be forwarded because a
+    /// thread is stuck in user code already, `body` goes to `elsewhere`, which must not block the loop
+    /// or the cooperative pool with it.
+    public func runUserCode(
+        _ body: @escaping @Sendable () -> Void,
+        elsewhere: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) {
+        guard isCurrent else { return elsewhere(body) }
+        handoff.withLock { $0.jobs.append(.call(body, elsewhere: elsewhere)) }
     }
 
     /// Runs `body` on the loop once the handler jobs queued so far have started, before any other

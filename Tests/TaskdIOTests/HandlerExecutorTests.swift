@@ -30,6 +30,17 @@ private actor LoopActor {
         trace.note("job ends")
     }
 
+    /// From one loop job: runs `body` as user code, noting "elsewhere" if it goes to its fallback
+    /// (a thread of its own), as the daemon cancels a handler.
+    func runUserCode(_ trace: Trace, _ body: @escaping @Sendable () -> Void) {
+        trace.note("job")
+        EventLoop.shared.runUserCode(body) { body in
+            trace.note("elsewhere")
+            _ = Thread.detach(body)
+        }
+        trace.note("job ends")
+    }
+
     func ping() -> Bool { EventLoop.shared.isCurrent }
 
     func thread() -> UInt { UInt(pthread_self()) }
@@ -114,5 +125,73 @@ struct HandlerExecutorTests {
         #expect(after.names == ["job", "job ends", "handler", "then"])
         #expect(after.thread(of: "handler") == after.thread(of: "job"))
         #expect(after.thread(of: "job") != trace.thread(of: "job"))
+    }
+
+    @Test(
+        "a task cancelled by user code on the loop runs onCancel, then resumes, on the loop's thread",
+        .timeLimit(.minutes(1)))
+    func cancelOnTheLoop() async {
+        let trace = Trace()
+        let loop = LoopActor()
+        let parked = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        let handler = Task(executorPreference: HandlerExecutor.shared) {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in parked.withLock { $0 = continuation } }
+                trace.note("resumed")
+            } onCancel: {
+                trace.note("onCancel")
+                parked.withLock { $0?.resume() }
+            }
+        }
+        #expect(await eventually { parked.withLock { $0 != nil } })
+        await loop.runUserCode(trace) { handler.cancel() }
+        #expect(await eventually { trace.has("resumed") })
+        #expect(trace.names == ["job", "job ends", "onCancel", "resumed"])
+        // No other thread was woken: the job's thread left the loop to run both.
+        #expect(trace.thread(of: "onCancel") == trace.thread(of: "job"))
+        #expect(trace.thread(of: "resumed") == trace.thread(of: "job"))
+        #expect(await loop.ping())
+    }
+
+    @Test("user code goes elsewhere off the loop, and while a thread is stuck in user code", .timeLimit(.minutes(1)))
+    func userCodeGoesElsewhere() async {
+        let offLoop = Trace()
+        EventLoop.shared.runUserCode({ offLoop.note("body") }) { body in
+            offLoop.note("elsewhere")
+            body()
+        }
+        #expect(offLoop.names == ["elsewhere", "body"])
+
+        let trace = Trace()
+        let loop = LoopActor()
+        let release = Atomic(false)
+        await loop.startHandlers(
+            trace,
+            [
+                {
+                    trace.note("blocker")
+                    for _ in 0..<20_000 where !release.load(ordering: .acquiring) { usleep(1_000) }
+                }
+            ])
+        // The standby thread took the loop over; no thread stands by while the blocker runs.
+        #expect(await eventually { trace.has("then") })
+        let stuck = Trace()
+        await loop.runUserCode(stuck) { stuck.note("body") }
+        #expect(await eventually { stuck.has("body") })
+        #expect(stuck.names.prefix(2) == ["job", "job ends"])
+        #expect(stuck.has("elsewhere"))
+        #expect(stuck.thread(of: "body") != trace.thread(of: "blocker"))
+        #expect(stuck.thread(of: "body") != stuck.thread(of: "job"))
+        release.store(true, ordering: .releasing)
+        // Once the blocker's thread stands by again, user code runs on the loop's thread again.
+        var inline = false
+        for _ in 0..<1_000 where !inline {
+            let after = Trace()
+            await loop.runUserCode(after) { after.note("body") }
+            _ = await eventually { after.has("body") }
+            inline = !after.has("elsewhere") && after.thread(of: "body") == after.thread(of: "job")
+            if !inline { try? await Task.sleep(for: .milliseconds(1)) }
+        }
+        #expect(inline)
     }
 }
