@@ -92,20 +92,38 @@ public final class ControlConnection: ReplyChannel, Sendable {
 
     public var isClosed: Bool { state.withLock { $0.closed } }
 
+    /// Reads the request a client sends right after connecting at once, not a turn of the loop
+    /// later, and watches the socket only once the handlers that request starts have started (from
+    /// the loop: one `epoll_ctl` fewer before a wake's handler). Until then nothing is lost: epoll is
+    /// level-triggered, and a reply the socket does not take yet waits in `pending`.
     func start() {
-        let token = EventLoop.shared.register(fd: fd, events: EventLoop.readable) { [self] events in
-            if events & EventLoop.writable != 0 { self.flush() }
-            if events & (EventLoop.readable | EventLoop.hangup) != 0 { self.readAvailable(events) }
-        }
-        guard let token else { return close() }
-        let deadline = state.withLock { s in
-            s.token = token
-            s.lastActivity = DeadlineTimer.now()
-            return s.deadline(limits)
-        }
-        if let deadline { onDeadline(deadline) }
-        // A client sends its request right after connecting: read it now, not a turn of the loop later.
+        let now = DeadlineTimer.now()
+        state.withLock { $0.lastActivity = now }
         readAvailable(EventLoop.readable)
+        EventLoop.shared.afterHandlerJobs { [self] in watch() }
+    }
+
+    /// Registers the socket with the loop for what `state` waits for, unless it was closed meanwhile
+    /// (its fd may be another connection's by now).
+    private func watch() {
+        enum Outcome { case closed, failed, watching(deadline: UInt64?) }
+        // Under the lock: a reply flushed meanwhile on another thread either finds the token or
+        // has set `waitingToWrite` before the registration reads it.
+        let outcome = state.withLock { s -> Outcome in
+            guard !s.closed else { return .closed }
+            let token = EventLoop.shared.register(fd: fd, events: events(s)) { [self] events in
+                if events & EventLoop.writable != 0 { self.flush() }
+                if events & (EventLoop.readable | EventLoop.hangup) != 0 { self.readAvailable(events) }
+            }
+            guard let token else { return .failed }
+            s.token = token
+            return .watching(deadline: s.deadline(limits))
+        }
+        switch outcome {
+        case .closed: break
+        case .failed: close()
+        case .watching(let deadline): if let deadline { onDeadline(deadline) }
+        }
     }
 
     /// The server's sweep: closes the connection if its deadline has passed (an unfinished request
@@ -251,17 +269,18 @@ public final class ControlConnection: ReplyChannel, Sendable {
                 }
                 if n < 0 && errno == EINTR { continue }
                 if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    if !s.waitingToWrite, let token = s.token {
+                    if !s.waitingToWrite {
                         s.waitingToWrite = true
-                        EventLoop.shared.modify(fd: fd, token: token, events: events(s))
+                        // Not yet watched: `watch` registers for writability too.
+                        if let token = s.token { EventLoop.shared.modify(fd: fd, token: token, events: events(s)) }
                     }
                     return .done
                 }
                 return .close
             }
-            if s.waitingToWrite, let token = s.token {
+            if s.waitingToWrite {
                 s.waitingToWrite = false
-                EventLoop.shared.modify(fd: fd, token: token, events: events(s))
+                if let token = s.token { EventLoop.shared.modify(fd: fd, token: token, events: events(s)) }
             }
             return s.closeAfterFlush ? .close : .done
         }

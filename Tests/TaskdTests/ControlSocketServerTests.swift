@@ -71,4 +71,52 @@ struct ControlSocketServerTests {
         #expect(onLoop == offered.count, "offered on the event loop's thread")
         #expect(connections == 1, "a connection whose calls were all served at once needs no task")
     }
+
+    @Test(
+        "a reply too big for the socket, sent before the connection is watched, still arrives whole",
+        .timeLimit(.minutes(1)))
+    func bigReplyBeforeWatching() async throws {
+        let path = "/tmp/taskd-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        let server = try ControlSocketServer(path: path, onReject: { _, _ in })
+        // The request waits in the socket before the server accepts: it is read, and answered, by
+        // the read that starts the connection, before the connection is registered with the loop.
+        // 2 MiB is past the socket's buffer (about 200 KiB here) and under `maxPendingOutput`: the
+        // rest must wait for writability, which `watch` then asks for.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        #expect(connected == 0)
+        let request = VarlinkCall(method: "test.Big").encoded + [0]
+        #expect(request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == request.count)
+        let big = String(repeating: "x", count: 2 << 20)
+        let sent = Atomic(false)
+        server.start { call, connection in
+            connection.send(VarlinkReply(parameters: ["big": .string(big)]))
+            sent.store(true, ordering: .releasing)
+            return true
+        }
+        let received = await Thread.run { () -> Int in
+            // Nothing is read until the send has returned: the socket filled and the rest is pending.
+            while !sent.load(ordering: .acquiring) { usleep(1_000) }
+            var total = 0
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n <= 0 { return -1 }
+                total += n
+                if buffer[n - 1] == 0 { return total }
+            }
+        }
+        close(fd)
+        server.stop()
+        #expect(received > big.utf8.count)
+    }
 }
