@@ -459,7 +459,8 @@ def main():
     args = parser.parse_args()
     bench = Bench(args)
     # The hot functions laid out together (scripts/build-release): a link that lost it fails here.
-    found, listed, first = code_layout(bench.release / "taskd-bench", Path(__file__).parent.parent / "scripts" / "symbol-order.txt")
+    order_file = Path(__file__).parent.parent / "scripts" / "symbol-order.txt"
+    found, listed, first = code_layout(bench.release / "taskd-bench", order_file)
     if not first:
         sys.exit("bench: taskd-bench does not lay out scripts/symbol-order.txt first; see scripts/build-release")
     stale = "" if found >= 0.8 * listed else "; stale, regenerate it: scripts/symbol-order"
