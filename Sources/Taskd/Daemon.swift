@@ -457,7 +457,8 @@ actor Daemon {
     }
 
     /// Hands every changed task record to the store; watchers of runs that ended hear of it once
-    /// the record is on disk.
+    /// the record is on disk and every journal entry of the run (its output, its end) has been
+    /// handed to journald, so `wake --wait && journalctl` finds them (README, Journal).
     private func saveDirty() {
         for key in dirty.sorted() {
             let ended = endedAwaitingDisk.removeValue(forKey: key) ?? []
@@ -468,7 +469,10 @@ actor Daemon {
                 store.save(key, record, sync: false)
                 continue
             }
-            store.save(key, record) { [weak self] in self?.onLoop { $0.deliverEnded(watched) } }
+            let journal = self.journal
+            store.save(key, record) { [weak self] in
+                journal.whenHandedOn { [weak self] in self?.onLoop { $0.deliverEnded(watched) } }
+            }
         }
         dirty.removeAll()
         endedAwaitingDisk.removeAll()

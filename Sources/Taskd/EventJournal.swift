@@ -7,6 +7,9 @@ import TaskdSystem
 struct EventJournal: Sendable {
     let backend: any LogBackend
 
+    /// Calls `body` once every entry journaled before has been handed to journald (or its fallback).
+    func whenHandedOn(_ body: @escaping @Sendable () -> Void) { backend.whenHandedOn(body) }
+
     /// Journals `event`; its entry is formatted on the journal's thread.
     func report(_ event: SchedulerEvent) {
         backend.send(lazy: { Self.entry(for: event) })

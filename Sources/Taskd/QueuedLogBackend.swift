@@ -11,7 +11,8 @@ import TaskdSystem
 /// waking at every turn of the loop. Handler output
 /// (`sheddable` entries) is shed once `outputBacklog` entries wait, and the count is journaled
 /// when the backlog has halved; taskd's own events are never shed. An entry sent `lazy` is
-/// formatted on the queue's thread, off the event loop.
+/// formatted on the queue's thread, off the event loop. `whenHandedOn` is a barrier: someone waits
+/// on it (a watcher of a run's end), so it is drained at once, without the pace.
 final class QueuedLogBackend: LogBackend {
     static let outputBacklog = 16_384
 
@@ -25,14 +26,19 @@ final class QueuedLogBackend: LogBackend {
 
     /// The least time between two wake-ups of the queue's thread while entries keep coming (µs).
     static let pace: UInt64 = 10_000
+    let pace: UInt64
 
-    /// An entry, or what makes it.
+    /// An entry, what makes it, or a barrier to call once the entries before it are handed on.
     private enum Item {
         case entry(LogEntry)
         case lazy(@Sendable () -> LogEntry)
+        case barrier(@Sendable () -> Void)
     }
 
-    init(base: any LogBackend) { self.base = base }
+    init(base: any LogBackend, pace: UInt64 = QueuedLogBackend.pace) {
+        self.base = base
+        self.pace = pace
+    }
 
     func send(_ entry: LogEntry) {
         if entry.sheddable && pending.load(ordering: .relaxed) >= Self.outputBacklog {
@@ -44,6 +50,13 @@ final class QueuedLogBackend: LogBackend {
 
     func send(lazy make: @escaping @Sendable () -> LogEntry) { enqueue(.lazy(make)) }
 
+    /// Calls `body` on the queue's thread once every entry sent before has been handed on; the
+    /// queue drains at once rather than at its pace. Safe from any thread.
+    func whenHandedOn(_ body: @escaping @Sendable () -> Void) {
+        batch.withLock { $0.append(.barrier(body)) }
+        queue.async { self.drain() }
+    }
+
     private func enqueue(_ item: Item) {
         pending.add(1, ordering: .relaxed)
         let first = batch.withLock { items in
@@ -53,7 +66,7 @@ final class QueuedLogBackend: LogBackend {
         guard first else { return }
         EventLoop.shared.afterTurn { [self] in
             let now = DeadlineTimer.now()
-            let due = drainedAt.load(ordering: .relaxed) &+ Self.pace
+            let due = drainedAt.load(ordering: .relaxed) &+ pace
             guard now < due else { return queue.async { self.drain() } }
             queue.asyncAfter(deadline: .now() + .microseconds(Int(due - now))) { self.drain() }
         }
@@ -62,7 +75,7 @@ final class QueuedLogBackend: LogBackend {
     /// How many entries are handed on at once (one write to standard error, one check for journald).
     static let slice = 64
 
-    /// Hands on every entry waiting (on `queue`).
+    /// Hands on every entry waiting (on `queue`), `slice` at a time; a barrier's entries before it first.
     private func drain() {
         drainedAt.store(DeadlineTimer.now(), ordering: .relaxed)
         let items = batch.withLock { items in
@@ -70,19 +83,31 @@ final class QueuedLogBackend: LogBackend {
             swap(&items, &taken)
             return taken
         }
-        for start in stride(from: 0, to: items.count, by: Self.slice) {
-            let slice = items[start..<min(start + Self.slice, items.count)].map { item in
-                switch item {
-                case .entry(let entry): return entry
-                case .lazy(let make): return make()
-                }
+        var slice: [LogEntry] = []
+        slice.reserveCapacity(min(items.count, Self.slice))
+        for item in items {
+            switch item {
+            case .entry(let entry): slice.append(entry)
+            case .lazy(let make): slice.append(make())
+            case .barrier(let body):
+                handOn(&slice)
+                body()
+                continue
             }
-            base.send(batch: slice[...])
-            let left = pending.subtract(slice.count, ordering: .relaxed).newValue
-            if left < Self.outputBacklog / 2 {
-                let count = shed.exchange(0, ordering: .relaxed)
-                if count > 0 { base.send(Self.backlogEntry(count)) }
-            }
+            if slice.count == Self.slice { handOn(&slice) }
+        }
+        handOn(&slice)
+    }
+
+    /// Sends `slice` to the base backend and empties it; journals what was shed once the backlog halved.
+    private func handOn(_ slice: inout [LogEntry]) {
+        guard !slice.isEmpty else { return }
+        base.send(batch: slice[...])
+        let left = pending.subtract(slice.count, ordering: .relaxed).newValue
+        slice.removeAll(keepingCapacity: true)
+        if left < Self.outputBacklog / 2 {
+            let count = shed.exchange(0, ordering: .relaxed)
+            if count > 0 { base.send(Self.backlogEntry(count)) }
         }
     }
 

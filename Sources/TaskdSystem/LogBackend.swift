@@ -9,6 +9,10 @@ public protocol LogBackend: Sendable {
     /// Sends the entry `make` returns, in order with the others; by default made at once. A queued
     /// backend makes it on its own thread, so the caller does not pay for the formatting.
     func send(lazy make: @escaping @Sendable () -> LogEntry)
+
+    /// Calls `body` once every entry sent before this call has been handed on (to journald, to
+    /// standard error, …); by default at once, for a backend that hands entries on as it is sent them.
+    func whenHandedOn(_ body: @escaping @Sendable () -> Void)
 }
 
 extension LogBackend {
@@ -17,4 +21,6 @@ extension LogBackend {
     public func send(batch entries: ArraySlice<LogEntry>) {
         for entry in entries { send(entry) }
     }
+
+    public func whenHandedOn(_ body: @escaping @Sendable () -> Void) { body() }
 }

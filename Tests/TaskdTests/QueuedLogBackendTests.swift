@@ -114,4 +114,28 @@ struct QueuedLogBackendTests {
         #expect(DeadlineTimer.now() - start >= QueuedLogBackend.pace)
         #expect(recorder.batches.withLock { $0.flatMap { $0 } } == ["first", "second", "third"])
     }
+
+    @Test(
+        "a barrier is called once every entry sent before it is handed on, without waiting for the pace",
+        .timeLimit(.minutes(1)))
+    func barrier() {
+        let recorder = BatchRecorder()
+        // A pace longer than the time limit: a barrier that waited for it would fail the test.
+        let queue = QueuedLogBackend(base: recorder, pace: 3_600_000_000)
+        queue.send(LogEntry([("MESSAGE", "first")]))
+        queue.send(LogEntry([("MESSAGE", "second")]))
+        queue.send(lazy: { LogEntry([("MESSAGE", "third")]) })
+        let seen = Mutex<[String]?>(nil)
+        queue.whenHandedOn { seen.withLock { $0 = recorder.batches.withLock { $0.flatMap { $0 } } } }
+        queue.send(LogEntry([("MESSAGE", "after")]))
+        while seen.withLock({ $0 == nil }) { usleep(100) }
+        #expect(Array(seen.withLock { $0 }!.prefix(3)) == ["first", "second", "third"])
+    }
+
+    @Test("a plain backend calls a barrier at once: it hands entries on as it is sent them")
+    func plainBarrier() {
+        let called = Mutex(false)
+        BatchRecorder().whenHandedOn { called.withLock { $0 = true } }
+        #expect(called.withLock { $0 })
+    }
 }

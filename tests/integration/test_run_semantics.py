@@ -36,7 +36,8 @@ def test_overlap_queue_runs_triggers_one_after_another_and_bounds_the_queue(daem
     runs = [wake_json(d, "q")[0] for _ in range(4)]
     assert [r["disposition"] for r in runs] == ["started", "queued", "queued", "overflow"]
     assert runs[3]["runId"] == runs[2]["runId"]
-    assert events(d, "q", OVERFLOW)
+    # The reply carries the disposition; its journal entry follows within the writer's pace.
+    wait_for(lambda: events(d, "q", OVERFLOW), what="the overflow entry")
     done = wait_for(lambda: (lambda e: e if len(e) == 3 else None)(ends(d, "q")), what="three runs")
     assert [e["TASK_OUTCOME"] for e in done] == ["completed"] * 3
     starts = {e["TASK_RUN_ID"]: int(e["__REALTIME_TIMESTAMP"]) for e in events(d, "q", STARTED)}

@@ -3,6 +3,7 @@ import json
 import os
 import pwd
 import signal
+import subprocess
 import time
 
 import pytest
@@ -49,6 +50,27 @@ def test_wake_runs_the_command_and_the_journal_tells_the_whole_story(daemon_fact
     # The order a reader sees: started, the output, completed.
     messages = [e.get("MESSAGE_ID", "output") for e in entries]
     assert messages.index(STARTED) < messages.index("output") < messages.index(COMPLETED)
+
+
+def test_wake_wait_answers_once_every_journal_entry_of_the_run_is_handed_on(daemon_factory):
+    """The contract (README, Journal): when `wake --wait` reports a run's end, its output lines and end
+    entry are in journald already. A short run's end comes within the journal writer's pace of its
+    start entry, so without the barrier the end is reported while its entry still waits in taskd."""
+    d = daemon_factory({"quick.task": task("/usr/bin/seq 1 3"),
+                        "chatty.task": task("/usr/bin/seq 1 5000") + "LogRateLimitBurst=0\n"})
+    # The state folder on tmpfs: the history's fsync, which the end's notice waits for too, takes no
+    # time, as on a fast disk. On a slow one it would hide a missing barrier.
+    d.state.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(d.state)], check=True)
+    d.start()
+    for name, count in [("quick", 3)] * 10 + [("chatty", 5000)] * 2:
+        r = d.taskctl("wake", name, "--json", "--wait")
+        assert r.returncode == 0, r.stderr
+        run = json.loads(r.stdout)[0]
+        entries = journal(TASK_RUN_ID=run["runId"])  # journalctl --sync, then read: no sleep
+        lines = [e["MESSAGE"] for e in entries if e.get("TASK_STREAM") == "stdout"]
+        assert lines == [str(i) for i in range(1, count + 1)], f"{name}: {len(lines)} of {count} lines"
+        assert [e for e in entries if e.get("MESSAGE_ID") == COMPLETED], f"{name}: no end entry"
 
 
 def test_the_handler_environment_is_built_from_scratch(daemon_factory):
