@@ -4,7 +4,7 @@ import Taskd
 // SwiftUI app declares `.backgroundTask(.appRefresh("WEATHER_DATA")) { … }`. Run it like taskd:
 //   swift run weatherd --config Examples/WeatherDaemon/config
 //   .build/debug/taskctl wake WEATHER_DATA --wait
-await TaskDaemon(name: "weatherd")
+await TaskDaemon(name: "weatherd", version: "1.0.0")
     .backgroundTask(
         .appRefresh("WEATHER_DATA", payload: RefreshRequest.self, result: Forecast.self),
         description: "Refresh the weather forecast",

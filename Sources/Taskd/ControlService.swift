@@ -7,6 +7,16 @@ import TaskdSystem
 struct ControlService: Sendable {
     let daemon: Daemon
     let journal: EventJournal
+    /// What `GetInfo` reports as product and version: the daemon's name and its app's version.
+    var product = "taskd"
+    var version = TaskdVersion.current
+
+    init(daemon: Daemon, journal: EventJournal, product: String = "taskd", version: String = TaskdVersion.current) {
+        self.daemon = daemon
+        self.journal = journal
+        self.product = product
+        self.version = version
+    }
 
     /// Serves one connection's calls in order until the client hangs up.
     func serve(_ connection: ControlConnection) async {
@@ -112,7 +122,7 @@ struct ControlService: Sendable {
             try p.only([])
             channel.send(
                 VarlinkReply(parameters: [
-                    "vendor": "taskd", "product": "taskd", "version": .string(TaskdVersion.current),
+                    "vendor": "taskd", "product": .string(product), "version": .string(version),
                     "url": "file:///usr/share/doc/taskd/README.md",
                     "interfaces": .array([.string(VarlinkServiceInterface.name), .string(SchedulerInterface.name)]),
                 ]))

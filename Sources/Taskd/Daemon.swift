@@ -96,7 +96,7 @@ actor Daemon {
         if !wakes.isEmpty {
             journal.daemon(
                 .wakesRecovered, 4,
-                "replaying \(wakes.count - dropped.count) acknowledged wake(s) that had not finished before taskd stopped"
+                "replaying \(wakes.count - dropped.count) acknowledged wake(s) that had not finished before the daemon stopped"
                     + (dropped.isEmpty ? "" : "; \(dropped.count) of them name a task that no longer exists"),
                 [("TASKD_RECOVERED_WAKES", String(wakes.count - dropped.count))])
         }
@@ -341,7 +341,7 @@ actor Daemon {
         let count = scheduler.runs.values.filter(\.isActive).count
         notifier.notify("STOPPING=1\nSTATUS=Stopping: cancelling \(count) run(s)")
         if grace > 0 { notifier.notify("EXTEND_TIMEOUT_USEC=\(grace + 5_000_000)") }
-        journal.daemon(.daemonStopping, 5, "taskd stopping: cancelling \(count) run(s)")
+        journal.daemon(.daemonStopping, 5, "stopping: cancelling \(count) run(s)")
         perform(actions)
         if !scheduler.runs.isEmpty { await withCheckedContinuation { drainWaiters.append($0) } }
         await store.waitDurable(store.add([]))

@@ -25,11 +25,23 @@ import TaskdSystem
 /// }
 /// ```
 public struct TaskDaemon: Sendable {
-    /// The program name used in help and messages.
+    /// The program's name: in `--help`, `--version`, messages, the journal's `SYSLOG_IDENTIFIER`
+    /// (`journalctl -t NAME`) and Varlink `GetInfo`'s product.
     public var name: String
+    /// The app's version, for `--version` and `GetInfo`; nil reports taskd's own.
+    public var version: String?
     var registrations: [TaskRegistration] = []
 
-    public init(name: String = "taskd") { self.name = name }
+    public init(name: String = "taskd", version: String? = nil) {
+        self.name = name
+        self.version = version
+    }
+
+    /// What `--version` prints: `NAME VERSION (taskd X.Y.Z)` for an app, `taskd X.Y.Z` for taskd.
+    var versionLine: String {
+        guard name != "taskd" || version != nil else { return "taskd \(TaskdVersion.current)" }
+        return [name, version, "(taskd \(TaskdVersion.current))"].compactMap { $0 }.joined(separator: " ")
+    }
 
     /// Registers `action` for `task`; a run starts on a wake that targets it or on its timers, and
     /// is cancelled (Swift task cancellation) `cancelGrace` before `budget` ends. `action` starts
@@ -37,6 +49,10 @@ public struct TaskDaemon: Sendable {
     /// and resumes on the global concurrent executor after a suspension; an `onCancel` handler runs
     /// on a thread of taskd's cancel queue, outside the cooperative pool. A file `tasks.d/IDENTIFIER.task` without `ExecStart=` may set
     /// its budget, timers and policies instead.
+    ///
+    /// `every:` repeats the task `interval` after each run's start (`OnUnitActiveSec=`); the first run
+    /// comes `onStartup` after the daemon starts, which defaults to `interval` when `every:` is given.
+    /// Pass `onStartup: .zero` to run at once.
     public func backgroundTask(
         _ task: BackgroundTask<Void, Void>, description: String = "", budget: Duration? = nil,
         cancelGrace: Duration? = nil, onStartup: Duration? = nil, every interval: Duration? = nil,
@@ -78,7 +94,7 @@ public struct TaskDaemon: Sendable {
         var copy = self
         var definition = TaskDefinition(
             key: key, description: description, budget: budget.map(Self.span),
-            cancelGrace: cancelGrace.map(Self.span), onStartup: onStartup.map { [Self.span($0)] } ?? [],
+            cancelGrace: cancelGrace.map(Self.span), onStartup: (onStartup ?? interval).map { [Self.span($0)] } ?? [],
             onUnitActive: interval.map { [Self.span($0)] } ?? [], handler: .swift, source: "swift")
         definition.overlap = overlap
         definition.retry.maxAttempts = max(1, maxAttempts)
@@ -150,16 +166,24 @@ public struct TaskDaemon: Sendable {
             return 0
         }
         if options.version {
-            print("\(name) \(TaskdVersion.current)")
+            print(versionLine)
             return 0
         }
         let configDirectory = options.configDirectory ?? DefaultPaths.configDirectory
         // Loaded on this thread, before anything else runs: with a hop to another thread, the daemon's
         // states were allocated in another malloc arena than the parse's garbage, and RSS with
         // 10,000 tasks was 1.6–2.6 MiB higher (measured).
-        let config = ConfigLoader.load(directory: configDirectory, swiftTasks: registrations.map(\.definition))
+        let required = options.configDirectory != nil
+        let config = ConfigLoader.load(
+            directory: configDirectory, swiftTasks: registrations.map(\.definition), required: required)
         if options.checkConfig { return checkConfig(config, directory: configDirectory) }
-        return await serve(config: consume config, options: options, configDirectory: configDirectory)
+        // A --config folder that is not there is a typo, not an empty configuration: refuse to start.
+        if let missing = config.diagnostics.first(where: { $0.severity == .error && $0.location.file == configDirectory }) {
+            printError("\(name): \(missing)")
+            return 1
+        }
+        return await serve(
+            config: consume config, options: options, configDirectory: configDirectory, required: required)
     }
 
     private func checkConfig(_ config: LoadedConfig, directory: String) -> Int32 {
@@ -175,10 +199,10 @@ public struct TaskDaemon: Sendable {
 
     /// Serves until SIGTERM or SIGINT. `config` is consumed: once the daemon holds its tasks, the
     /// loaded copy is dropped rather than kept alive by this frame for the daemon's whole life.
-    private func serve(config: consuming LoadedConfig, options: DaemonOptions, configDirectory: String) async
-        -> Int32
-    {
-        let log = QueuedLogBackend(base: JournalLogBackend(identifier: "taskd"))
+    private func serve(
+        config: consuming LoadedConfig, options: DaemonOptions, configDirectory: String, required: Bool
+    ) async -> Int32 {
+        let log = QueuedLogBackend(base: JournalLogBackend(identifier: name, fallback: StderrLogBackend(name: name)))
         let journal = EventJournal(backend: log)
         defer { log.flush() }
         for d in config.diagnostics {
@@ -229,10 +253,11 @@ public struct TaskDaemon: Sendable {
             config: consume config, handlers: handlers, journal: journal, notifier: notifier,
             stateDirectory: stateDirectory,
             store: store, records: records,
-            loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks) })
+            loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks, required: required) })
         // The parsed files are garbage now: give their pages back (0.8 MiB with 10,000 tasks).
         _ = taskd_malloc_trim()
-        let service = ControlService(daemon: daemon, journal: journal)
+        let service = ControlService(
+            daemon: daemon, journal: journal, product: name, version: version ?? TaskdVersion.current)
 
         let clockWatcher = ClockChangeWatcher(
             onChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged() } },
@@ -250,7 +275,7 @@ public struct TaskDaemon: Sendable {
         let taskCount = await daemon.taskCount
         journal.daemon(
             .daemonReady, 5,
-            "taskd ready: \(taskCount) task(s) from \(configDirectory), socket \(server.path)"
+            "\(name) ready: \(taskCount) task(s) from \(configDirectory), socket \(server.path)"
                 + (server.isActivated ? " (socket-activated)" : ""),
             [("TASKD_SOCKET", server.path), ("TASKD_TASK_COUNT", String(taskCount))])
         notifier.notify("READY=1\nMAINPID=\(getpid())")
@@ -263,14 +288,14 @@ public struct TaskDaemon: Sendable {
                 _ = await daemon.reload()
                 continue
             }
-            journal.daemon(.daemonStopping, 5, "taskd received \(SignalNames.name(number)); stopping")
+            journal.daemon(.daemonStopping, 5, "\(name) received \(SignalNames.name(number)); stopping")
             break
         }
         await daemon.shutdown()
         withExtendedLifetime(clockWatcher) {}
         server.stop()
         acceptor.cancel()
-        journal.daemon(.daemonStopping, 5, "taskd stopped")
+        journal.daemon(.daemonStopping, 5, "\(name) stopped")
         // The last notifications (STOPPING=1) go out before the process ends; a manager that does
         // not read them within a second does not keep taskd from exiting.
         _ = await Thread.run { notifier.flush(waitingAtMost: 1) }

@@ -4,8 +4,20 @@ import TaskScheduling
 public enum ConfigLoader {
     /// Loads `directory`; `swiftTasks` are the tasks registered in code, which a file may configure
     /// (a file without `ExecStart=` names a Swift handler) and which are kept as given otherwise.
-    public static func load(directory: String, swiftTasks: [TaskDefinition] = []) -> LoadedConfig {
+    public static func load(directory: String, swiftTasks: [TaskDefinition] = [], required: Bool = false)
+        -> LoadedConfig
+    {
         var diagnostics: [ConfigDiagnostic] = []
+        if !TextFiles.isDirectory(directory) {
+            // A folder named on the command line must exist; the default one may not (an app's tasks
+            // can all be in code).
+            let what = TextFiles.exists(directory) ? "not a directory" : "no such directory"
+            diagnostics.append(
+                ConfigDiagnostic(
+                    SourceLocation(file: directory, line: 0),
+                    required ? what : "\(what); only the tasks registered in code are loaded",
+                    severity: required ? .error : .warning))
+        }
         let daemon = loadDaemon(directory + "/taskd.conf", &diagnostics)
         let tasksDirectory = directory + "/tasks.d"
         var definitions: [TaskKey: TaskDefinition] = [:]
@@ -44,6 +56,18 @@ public enum ConfigLoader {
                         file.userLocation ?? at, key: "User",
                         "uid \(user.uid) has no passwd entry, so it has no group: set Group= as well"))
                 continue
+            }
+            if let at = file.relativeTimerLocation, definition.onStartup.isEmpty, definition.onCalendar.isEmpty,
+                !definition.onUnitActive.isEmpty || !definition.onUnitInactive.isEmpty
+            {
+                // As in systemd: these count from the task's last run, so with nothing else they
+                // wait for a wake. Loaded as written; said once.
+                diagnostics.append(
+                    ConfigDiagnostic(
+                        at, key: "OnUnitActiveSec",
+                        "counts from the task's last run, and nothing starts a first one (no OnStartupSec= "
+                            + "or OnCalendar=): it fires only after a wake; add OnStartupSec= for a first run",
+                        severity: .warning))
             }
             if let base, base.key != definition.key { definitions[base.key] = nil }
             fromFiles[definition.key] = path

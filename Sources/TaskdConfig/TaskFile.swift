@@ -32,6 +32,8 @@ public struct TaskFile: Hashable, Sendable {
     public var killSignal: Int32?
     var user: Identities.User?
     var userLocation: SourceLocation?
+    /// Where the first `OnUnitActiveSec=`/`OnUnitInactiveSec=` is, for the warning when nothing starts it.
+    var relativeTimerLocation: SourceLocation?
     public var group: UInt32?
     public var supplementaryGroups: [UInt32]?
     public var umask: UInt32?

@@ -62,9 +62,13 @@ enum TaskFileKeys {
         ],
         "Timer": [
             "OnStartupSec": { f, e throws(ConfigDiagnostic) in f.onStartup = try appendSpan(f.onStartup, e) },
-            "OnUnitActiveSec": { f, e throws(ConfigDiagnostic) in f.onUnitActive = try appendSpan(f.onUnitActive, e) },
+            "OnUnitActiveSec": { f, e throws(ConfigDiagnostic) in
+                f.onUnitActive = try appendSpan(f.onUnitActive, e)
+                f.relativeTimerLocation = f.relativeTimerLocation ?? e.location
+            },
             "OnUnitInactiveSec": { f, e throws(ConfigDiagnostic) in
                 f.onUnitInactive = try appendSpan(f.onUnitInactive, e)
+                f.relativeTimerLocation = f.relativeTimerLocation ?? e.location
             },
             "RandomizedDelaySec": { f, e throws(ConfigDiagnostic) in
                 let span = try timeSpan(e)

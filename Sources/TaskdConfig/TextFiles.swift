@@ -26,4 +26,11 @@ enum TextFiles {
     }
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Whether `path` is a directory that can be read.
+    static func isDirectory(_ path: String) -> Bool {
+        guard let dir = opendir(path) else { return false }
+        closedir(dir)
+        return true
+    }
 }

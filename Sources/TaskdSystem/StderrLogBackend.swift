@@ -4,13 +4,18 @@ import TaskdIO
     import Glibc
 #endif
 
-/// Writes entries to standard error as text, one line each: `taskd: <message>`, and
+/// Writes entries to standard error as text, one line each: `NAME: <message>`, and
 /// `TASK[run]: <line>` for handler output; continuation lines of a message are indented.
 /// Entries above `maxPriority` (debug, by default) are left out.
 public struct StderrLogBackend: LogBackend {
     public var maxPriority: Int
+    /// The daemon's name, before each of its own messages.
+    public var name: String
 
-    public init(maxPriority: Int = 6) { self.maxPriority = maxPriority }
+    public init(maxPriority: Int = 6, name: String = "taskd") {
+        self.maxPriority = maxPriority
+        self.name = name
+    }
 
     public func send(_ entry: LogEntry) { send(batch: [entry]) }
 
@@ -23,7 +28,7 @@ public struct StderrLogBackend: LogBackend {
                 let run = entry["TASK_RUN_ID"].map { String($0.prefix(8)) } ?? "?"
                 line = "\(task)[\(run)]: \(entry.message)"
             } else {
-                line = "taskd: \(entry.message)"
+                line = "\(name): \(entry.message)"
             }
             // Most messages are one line: only those with more are split and indented.
             text += (line.utf8.contains(10) ? line.replacingOccurrences(of: "\n", with: "\n    ") : line).utf8

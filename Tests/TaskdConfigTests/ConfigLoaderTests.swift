@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import TaskScheduling
@@ -154,7 +155,7 @@ struct ConfigLoaderTests {
     func dropIns() throws {
         let f = try ConfigFixture()
         try f.write(
-            "tasks.d/t.task", "[Timer]\nOnUnitActiveSec=1min\nOnUnitActiveSec=2min\n[Exec]\nExecStart=/bin/true\n")
+            "tasks.d/t.task", "[Timer]\nOnStartupSec=1s\nOnUnitActiveSec=1min\nOnUnitActiveSec=2min\n[Exec]\nExecStart=/bin/true\n")
         try f.write("tasks.d/t.task.d/20-later.conf", "[Task]\nRuntimeBudgetSec=20s\n")
         try f.write(
             "tasks.d/t.task.d/10-first.conf",
@@ -336,12 +337,6 @@ struct ConfigLoaderTests {
         #expect(task.onUnitActive == [.seconds(900)])
         #expect(task.handler == .swift)
     }
-
-    @Test("a missing configuration directory is an empty configuration, not a crash")
-    func missingDirectory() {
-        let config = ConfigLoader.load(directory: "/nonexistent/taskd")
-        #expect(config.tasks.isEmpty && config.isValid)
-    }
 }
 
 @Suite("Config: word splitting as systemd's extract_first_word")
@@ -357,5 +352,37 @@ struct WordSplitterTests {
     @Test(arguments: ["'open", "\"open", "trailing\\", "\\xZZ"])
     func rejects(input: String) {
         #expect(throws: WordSplitError.self) { try WordSplitter.split(input) }
+    }
+}
+
+extension ConfigLoaderTests {
+    @Test("a configuration folder that does not exist: an error when named on the command line, else a warning")
+    func missingDirectory() throws {
+        let missing = NSTemporaryDirectory() + "taskd-missing-\(UUID().uuidString)"
+        let named = ConfigLoader.load(directory: missing, required: true)
+        #expect(!named.isValid)
+        #expect(named.diagnostics.map(\.description) == ["\(missing):0: error: no such directory"])
+        let byDefault = ConfigLoader.load(directory: missing)
+        #expect(byDefault.isValid && byDefault.tasks.isEmpty)
+        #expect(byDefault.diagnostics.map(\.severity) == [.warning])
+        let f = try ConfigFixture()
+        let file = try f.write("plain", "")
+        #expect(ConfigLoader.load(directory: file, required: true).diagnostics.map(\.message) == ["not a directory"])
+        #expect(ConfigLoader.load(directory: f.directory, required: true).diagnostics.isEmpty)
+    }
+
+    @Test("OnUnitActiveSec= or OnUnitInactiveSec= with no first trigger: a warning at its line, the task still loads")
+    func relativeTimerAlone() throws {
+        let f = try ConfigFixture()
+        try f.write("tasks.d/alone.task", "[Task]\nKind=k\n[Timer]\nOnUnitInactiveSec=5min\nOnUnitActiveSec=1h\n[Exec]\nExecStart=/bin/true\n")
+        try f.write("tasks.d/started.task", "[Timer]\nOnStartupSec=1min\nOnUnitActiveSec=1h\n[Exec]\nExecStart=/bin/true\n")
+        try f.write("tasks.d/calendar.task", "[Timer]\nOnCalendar=daily\nOnUnitActiveSec=1h\n[Exec]\nExecStart=/bin/true\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(config.isValid)
+        #expect(config.tasks.map(\.key.identifier).sorted() == ["alone", "calendar", "started"])
+        let warning = try #require(config.diagnostics.first)
+        #expect(config.diagnostics.count == 1 && warning.severity == .warning)
+        #expect(warning.location == SourceLocation(file: f.directory + "/tasks.d/alone.task", line: 4))
+        #expect(warning.description.contains("add OnStartupSec= for a first run"))
     }
 }

@@ -1,5 +1,6 @@
 """The control surface: Varlink on the socket, socket activation, sd_notify, taskctl, config checks."""
 import json
+import re
 import os
 import shutil
 import signal
@@ -294,6 +295,28 @@ def test_check_config_reports_every_error_with_file_line_and_exits_1(tmp_path):
     assert f"{bad}:5: error: KillSignal=: unknown signal 'SIGNOPE'" in r.stderr
     ok = subprocess.run([str(TASKD), "--check-config", "--config", str(ROOT / "config")], capture_output=True, text=True)
     assert ok.returncode == 0 and "appRefresh:appRefresh" in ok.stdout, ok.stderr
+
+
+def test_a_config_folder_that_does_not_exist_is_an_error(tmp_path):
+    missing = tmp_path / "nope"
+    r = subprocess.run([str(TASKD), "--check-config", "--config", str(missing)], capture_output=True, text=True)
+    assert r.returncode == 1 and f"{missing}:0: error: no such directory" in r.stderr, r.stderr
+    assert "has errors" in r.stdout and "is valid" not in r.stdout
+    run = subprocess.run([str(TASKD), "--config", str(missing), "--socket", str(tmp_path / "s"), "--state-dir",
+                          str(tmp_path / "state")], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 1 and f"taskd: {missing}:0: error: no such directory" in run.stderr, run.stderr
+
+
+@needs_journal
+def test_an_app_daemon_reports_its_own_name_and_version(daemon_factory):
+    v = subprocess.run([str(WEATHERD), "--version"], capture_output=True, text=True)
+    assert re.fullmatch(r"weatherd 1\.0\.0 \(taskd \d+\.\d+\.\d+\)\n", v.stdout), v.stdout
+    d = daemon_factory({}, binary=WEATHERD).start()
+    info = d.call("org.varlink.service.GetInfo")[0]["parameters"]
+    assert (info["product"], info["version"]) == ("weatherd", "1.0.0")
+    ready = wait_for(lambda: journal(MESSAGE_ID="ec6ef32d746e48259e4b7695a2f415e5", _PID=str(d.proc.pid)),
+                     what="the ready entry")
+    assert ready[0]["SYSLOG_IDENTIFIER"] == "weatherd" and ready[0]["MESSAGE"].startswith("weatherd ready: ")
 
 
 def test_a_broken_task_file_does_not_stop_the_daemon(daemon_factory):
