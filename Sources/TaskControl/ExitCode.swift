@@ -1,4 +1,4 @@
-/// taskctl's exit codes (design §6).
+/// taskctl's exit codes (docs/control-protocol.md, "Exit codes").
 public enum ExitCode: Int32, Sendable {
     case success = 0
     /// With `--wait`: a run did not complete.

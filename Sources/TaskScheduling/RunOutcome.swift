@@ -1,4 +1,4 @@
-/// How a run ended (design §3).
+/// How a run ended (docs/run-life.md, "States and outcomes").
 public enum RunOutcome: String, Hashable, Sendable, CaseIterable {
     /// The closure returned / the command exited 0.
     case completed

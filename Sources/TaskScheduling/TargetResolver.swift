@@ -1,4 +1,4 @@
-/// Resolves a target (design §2): a task name, a kind (every task of it), or `kind:identifier`.
+/// Resolves a target (docs/control-protocol.md): a task name, a kind (every task of it), or `kind:identifier`.
 ///
 /// A name wins over a kind: `appRefresh` means the task named `appRefresh` if there is one, and
 /// every task of kind `appRefresh` otherwise.

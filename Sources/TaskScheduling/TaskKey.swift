@@ -8,7 +8,7 @@ public struct TaskKey: Hashable, Comparable, Sendable, CustomStringConvertible {
         self.identifier = identifier
     }
 
-    /// The task's name, which is its identifier (design §2).
+    /// The task's name, which is its identifier (docs/control-protocol.md, "Targets").
     public var name: String { identifier }
     /// `kind:identifier`, the unambiguous form of a target.
     public var description: String { "\(kind):\(identifier)" }

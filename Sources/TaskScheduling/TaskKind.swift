@@ -1,4 +1,4 @@
-/// Well-known task kinds and their default runtime budgets (design §2).
+/// Well-known task kinds and their default runtime budgets (docs/configuration.md, `RuntimeBudgetSec=`).
 public enum TaskKind {
     public static let appRefresh = "appRefresh"
     public static let processing = "processing"

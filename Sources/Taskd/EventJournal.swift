@@ -2,7 +2,7 @@ import TaskRuntime
 import TaskScheduling
 import TaskdSystem
 
-/// Turns scheduler events and daemon events into journal entries (design §7): a readable
+/// Turns scheduler events and daemon events into journal entries (docs/journal.md): a readable
 /// `MESSAGE`, a `PRIORITY`, the event's `MESSAGE_ID` and the run's `TASK_*` fields.
 struct EventJournal: Sendable {
     let backend: any LogBackend

@@ -6,7 +6,7 @@ import TaskScheduling
 
 /// Builds a command's environment from scratch (nothing of the daemon's leaks): a fixed `PATH`,
 /// the user's (User= or taskd's) `HOME`/`USER`/`LOGNAME`/`SHELL`, `STATE_DIRECTORY`, the run's `TASKD_*` variables
-/// (design §4), then the task's `Environment=` assignments, later ones winning.
+/// (docs/run-life.md, "How a command runs"), then the task's `Environment=` assignments, later ones winning.
 enum HandlerEnvironment {
     static let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

@@ -2,7 +2,7 @@
     import Glibc
 #endif
 
-/// Where taskd and taskctl look for things when not told (design §4–5): system paths as root,
+/// Where taskd and taskctl look for things when not told (docs/configuration.md): system paths as root,
 /// XDG paths otherwise; systemd's `$STATE_DIRECTORY`/`$RUNTIME_DIRECTORY` win when set.
 public enum DefaultPaths {
     static func env(_ name: String) -> String? {

@@ -1,7 +1,7 @@
 /// Splits a byte stream into Varlink messages, each ended by a NUL byte, refusing any message
 /// longer than `maxMessageSize` (the stream is then unusable: the peer is misbehaving).
 public struct VarlinkFramer: Sendable {
-    /// 64 KiB, the request limit of design §5.
+    /// 64 KiB, the request limit (docs/control-protocol.md, "Connection limits").
     public static let defaultMaxMessageSize = 64 * 1024
 
     public let maxMessageSize: Int
