@@ -62,7 +62,7 @@ public final class CommandProcess: Sendable {
         switch started {
         case .success(let pid):
             // The child's `main` first, then the rest of the loop's turn (wake → command's main:
-            // 1.21–1.34× the C floor before, 1.05–1.13× after; bench/PROFILING.md, tenth round).
+            // 1.21–1.34× the C floor before, 1.05–1.13× after; tenth round in bench/PROFILING.md's git history).
             EventLoop.shared.yieldOncePerTurn()
             let process = CommandProcess(pid: pid, outputLimit: outputLimit)
             process.watch(stdout: outPipe[0], stderr: errPipe[0], onOutput: onOutput, onExit: onExit)

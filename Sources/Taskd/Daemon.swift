@@ -458,7 +458,7 @@ actor Daemon {
 
     /// Hands every changed task record to the store; watchers of runs that ended hear of it once
     /// the record is on disk and every journal entry of the run (its output, its end) has been
-    /// handed to journald, so `wake --wait && journalctl` finds them (README, Journal).
+    /// handed to journald, so `wake --wait && journalctl` finds them (docs/journal.md).
     private func saveDirty() {
         for key in dirty.sorted() {
             let ended = endedAwaitingDisk.removeValue(forKey: key) ?? []
@@ -568,7 +568,7 @@ actor Daemon {
     /// Runs `body` isolated to the daemon, on the event loop's thread. The daemon's executor is the
     /// loop, and the thread that holds the loop runs nothing else of the daemon's meanwhile, so this is
     /// `assumeIsolated` with the check done by `EventLoop.isCurrent` (two loads) instead of by the
-    /// runtime, whose check cost about 10 µs of a timer's path here (bench/PROFILING.md).
+    /// runtime, whose check cost about 10 µs of a timer's path here (bench/PROFILING.md's git history).
     /// Callers outside the daemon use it from fd handlers of the loop (the control socket's fast path).
     nonisolated func isolatedOnLoop<T, E: Error>(_ body: (isolated Daemon) throws(E) -> T) throws(E) -> T {
         precondition(EventLoop.shared.isCurrent, "the daemon's isolation is the event loop's thread")

@@ -2,8 +2,8 @@ import TaskScheduling
 
 /// Watchers' notices of a signal just sent to a command's group, held until the run ends or
 /// `delay` has passed. Waking a watching client then would take the CPU the signalled group needs
-/// to exit: on two CPUs that delayed a killed command's end by about 0.15 ms (bench/PROFILING.md,
-/// twelfth round). Only the stream to watchers waits; the journal and `Status` tell the phase at once.
+/// to exit: on two CPUs that delayed a killed command's end by about 0.15 ms (bench/PROFILING.md's
+/// history, twelfth round). Only the stream to watchers waits; the journal and `Status` tell the phase at once.
 struct HeldNotices {
     /// How long a notice waits at most, in microseconds: far longer than a small group takes to
     /// die (0.2–0.5 ms here), short enough that no one watching notices.

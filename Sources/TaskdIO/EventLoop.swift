@@ -68,7 +68,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     /// How long handler jobs may hold the loop's thread before the standby thread takes the loop.
     /// Longer than the kernel's tick (4 ms at HZ=250), so that arming it rarely makes it the CPU's
     /// earliest timer: reprogramming the timer hardware is a VM exit, and at 1 ms arming it took
-    /// 12–15 µs of every handler's start here against 4.5 µs at 5 ms (bench/PROFILING.md).
+    /// 12–15 µs of every handler's start here against 4.5 µs at 5 ms (bench/PROFILING.md's git history).
     public static let stallLimit: UInt64 = 5_000  // µs
 
     private struct Roles {
