@@ -165,7 +165,7 @@ def campaign(tmp_path, *args):
 
 
 def test_kill_9_campaign_short_every_acknowledged_wake_runs_and_every_file_stays_readable(tmp_path):
-    # The short CI version of the campaign the README quotes (scripts/crash-campaign --rounds 50).
+    # The short CI version of the kill -9 campaign (scripts/crash-campaign; docs/testing.md).
     r = campaign(tmp_path, "--rounds", "5")
     assert r.returncode == 0, r.stdout + r.stderr
     summary = json.loads(r.stdout.splitlines()[-1])

@@ -1,7 +1,7 @@
 """Load (issue 7): 100 concurrent clients wake a coalescing (20 ms runs) and a queued Swift task. Every
 acknowledged wake is accounted for: its run ends, completed, in the journal; the task's history
 holds the newest of them. No deadlock, memory bounded. TASKD_LOAD_WAKES sets the wakes per client (CI: 20;
-the README quotes TASKD_LOAD_WAKES=1000, 100,000 wakes)."""
+docs/testing.md names TASKD_LOAD_WAKES=1000, 100,000 wakes)."""
 import json
 import os
 import threading

@@ -1,6 +1,6 @@
 """How the real taskd sets up its process: a synchronous main that parks its thread (no
 pthread_exit, no unwinder loaded), and glibc's malloc limited to two arenas unless the
-environment says otherwise. What each saves is measured in bench/PROFILING.md."""
+environment says otherwise. What each saves is in docs/swift-handlers.md."""
 import signal
 
 from conftest import task

@@ -53,7 +53,7 @@ def test_wake_runs_the_command_and_the_journal_tells_the_whole_story(daemon_fact
 
 
 def test_wake_wait_answers_once_every_journal_entry_of_the_run_is_handed_on(daemon_factory):
-    """The contract (README, Journal): when `wake --wait` reports a run's end, its output lines and end
+    """The contract (docs/journal.md): when `wake --wait` reports a run's end, its output lines and end
     entry are in journald already. A short run's end comes within the journal writer's pace of its
     start entry, so without the barrier the end is reported while its entry still waits in taskd."""
     d = daemon_factory({"quick.task": task("/usr/bin/seq 1 3"),
