@@ -15,7 +15,7 @@ import TaskdSystem
 /// events, keep history and acknowledged wakes in the state folder, notify watchers, and re-arm
 /// one timer for the scheduler's next deadline. It runs on the event loop's thread, where wake
 /// requests are read and timers and exits are seen, so none of them waits for a thread hand-off;
-/// Swift handlers run on the global concurrent executor.
+/// Swift handlers start on that thread and resume on the global concurrent executor after a suspension.
 actor Daemon {
     nonisolated var unownedExecutor: UnownedSerialExecutor { EventLoop.shared.asUnownedSerialExecutor() }
 

@@ -47,8 +47,9 @@ public struct TaskDaemon: Sendable {
     /// is cancelled (Swift task cancellation) `cancelGrace` before `budget` ends. `action` starts
     /// on taskd's event-loop thread (handed to a standby thread if it runs 5 ms without suspending)
     /// and resumes on the global concurrent executor after a suspension; an `onCancel` handler runs
-    /// on a thread of taskd's cancel queue, outside the cooperative pool. A file `tasks.d/IDENTIFIER.task` without `ExecStart=` may set
-    /// its budget, timers and policies instead.
+    /// on the event-loop thread as user code (on taskd's cancel queue when that thread is held by
+    /// user code already), never on the cooperative pool. A file `tasks.d/IDENTIFIER.task` without
+    /// `ExecStart=` may set its budget, timers and policies instead.
     ///
     /// `every:` repeats the task `interval` after each run's start (`OnUnitActiveSec=`); the first run
     /// comes `onStartup` after the daemon starts, which defaults to `interval` when `every:` is given.
