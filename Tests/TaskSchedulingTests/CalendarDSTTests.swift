@@ -59,11 +59,29 @@ struct CalendarDSTTests {
         }
     }
 
+    @Test(
+        "where systemd gives up (its search loops: 'Infinite loop in calendar calculation'), the elapses are found",
+        arguments: [
+            ("2/4:36", "2025-03-29 23:30:00 UTC", ["Sun 2025-03-30 02:36:00 IST", "Sun 2025-03-30 06:36:00 IST"]),
+            ("5/12:3..45", "2025-03-29 23:30:00 UTC", ["Sun 2025-03-30 05:03:00 IST", "Sun 2025-03-30 05:04:00 IST"]),
+            // Starting again from later instants alone would skip 02:00 here.
+            ("2/6:0", "2025-03-29 21:30:00 UTC", ["Sun 2025-03-30 02:00:00 IST", "Sun 2025-03-30 08:00:00 IST"]),
+        ])
+    func systemdGivesUp(expression: String, base: String, expected: [String]) throws {
+        // The hour repetition runs past 23 (02/4 gives 26 on the 29th); 26:00 normalizes to 02:00 IST, whose
+        // DST flag then reads the reset 00:00 as 23:00 GMT the day before, and round it goes.
+        let (spec, start) = (try CalendarSpec(parsing: expression), try Self.epoch(base))
+        let times = TimeZoneContext.with(rule: "Europe/Dublin") {
+            Self.iterate(spec, from: start, count: 2).map(Self.local)
+        }
+        #expect(times == expected)
+    }
+
     // MARK: Property: every next elapse is after its base, around every DST change
 
     static let expressions = [
         "hourly", "daily", "minutely", "*:30", "*:0/15", "Sun *-*-* 01:00:00", "*-*-* 00..03:*:00", "01:30", "02:30",
-        "*:*:30.5", "weekly", "monthly",
+        "*:*:30.5", "weekly", "monthly", "2/4:36", "2/6:0",
     ]
     /// Always sampled: negative DST (Dublin, Casablanca), 30-minute DST (Lord Howe), the date line (Apia),
     /// changes at midnight (Santiago, Tehran until 2022), and the common ones.
