@@ -245,22 +245,23 @@ enum CalendarSpecParser {
             // One '.' is a decimal point; '..' is a range.
             if p < s.count, s[p] == UInt8(ascii: "."), p + 1 == s.count || s[p + 1] != UInt8(ascii: ".") {
                 p += 1
-                var digits = 0
-                var fraction = 0
-                while p < s.count, isDigit(s[p]) {
-                    if digits < 6 {
-                        fraction = fraction * 10 + Int(s[p] - 48)
-                        digits += 1
-                    }
-                    p += 1
-                }
-                guard digits > 0 else { throw Failure(reason: "expected digits after '.'") }
-                for _ in digits..<6 { fraction *= 10 }
-                value += fraction
+                value += try parseMicroseconds(s, &p)
             }
             guard value <= Int(Int32.max) else { throw Failure(reason: "number out of range") }
         }
         return value
+    }
+
+    /// The digits after a decimal point as microseconds, rounded by the seventh digit alone (systemd's
+    /// `parse_fractional_part_u()`: `.4200005` is 420001, `.42000049` is 420000); moves past every digit.
+    static func parseMicroseconds(_ s: [UInt8], _ p: inout Int) throws -> Int {
+        let first = p
+        while p < s.count, isDigit(s[p]) { p += 1 }
+        guard p > first else { throw Failure(reason: "expected digits after '.'") }
+        var fraction = 0
+        for i in first..<(first + 6) { fraction = fraction * 10 + (i < p ? Int(s[i] - 48) : 0) }
+        if p - first > 6, s[first + 6] >= UInt8(ascii: "5") { fraction += 1 }
+        return fraction
     }
 
     /// `@EPOCH`: that one instant, in UTC.

@@ -128,6 +128,29 @@ struct CalendarRegressionTests {
     }
 
     @Test(
+        "seventhFractionalDigit: issue 32 ('00:00:00.4200005' was cut to .420000); it rounds wherever a fraction is",
+        arguments: [
+            ("00:00:00.4200005", "*-*-* 00:00:00.420001"), ("00:00:00.4200004", "*-*-* 00:00:00.420000"),
+            ("00:00:00.42000049", "*-*-* 00:00:00.420000"), ("00:00:00.42000050", "*-*-* 00:00:00.420001"),
+            ("00:00:00.0000005", "*-*-* 00:00:00.000001"), ("00:00:00.9999995", "*-*-* 00:00:01"),
+            ("*:*:0/1.5000005", "*-*-* *:*:00/1.500001"), ("*:*:0/0.0000005", "*-*-* *:*:00/0.000001"),
+            ("*:*:1.0000005..5.9999996", "*-*-* *:*:01.000001..05.000001"), ("*:*:0.9999995/2", "*-*-* *:*:01/2"),
+            ("*:*:1.4999995,2.12345678901234", "*-*-* *:*:01.500000,02.123457"),
+        ])
+    func roundsBySeventhDigit(expression: String, normalized: String) throws {
+        let spec = try CalendarSpec(parsing: expression)
+        #expect(spec.description == normalized)
+        #expect(try CalendarSpec(parsing: normalized) == spec)
+    }
+
+    @Test(
+        "seventhFractionalDigit: rounding up to 60 s, or a repetition that rounds to 0, is rejected as systemd does",
+        arguments: ["00:00:59.9999995", "*:*:0/0.0000004"])
+    func rejectsWhatRoundingBreaks(expression: String) {
+        #expect(throws: CalendarError.self) { try CalendarSpec(parsing: expression) }
+    }
+
+    @Test(
         "repetitionThatFits: the boundary cases systemd accepts",
         arguments: ["*:*:58/1", "*-11/1-01", "*-*-30/1", "*-*~28/1", "*-*~03/2"])
     func acceptsBoundaries(expression: String) {
