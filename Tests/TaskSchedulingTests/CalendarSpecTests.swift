@@ -151,6 +151,34 @@ struct CalendarRegressionTests {
     }
 
     @Test(
+        "everySecondInAList: issue 32 ('*:4,30:0/1,3,5' printed its list; systemd prints * for seconds holding 0/1)",
+        arguments: [
+            ("*:4,30:0/1,3,5", "*-*-* *:04,30:*"), ("*:0:0/2,0/1", "*-*-* *:00:*"), ("*:0:0/1,3.5", "*-*-* *:00:*"),
+            ("*:0:0,0/1", "*-*-* *:00:*"), ("*:0:0..3,0/1", "*-*-* *:00:*"), ("*:0:0/1.0000004", "*-*-* *:00:*"),
+            // Not 0/1, or not seconds: printed as they are.
+            ("*:0:1/1,3.5", "*-*-* *:00:01/1,03.500000"), ("*:0:0..59/1,3", "*-*-* *:00:00..59,03"),
+            ("*:0:0/1.5,3", "*-*-* *:00:00/1.500000,03"), ("0/1:0:0", "*-*-* 00/1:00:00"),
+            ("*:0/1,5:0", "*-*-* *:00/1,05:00"), ("*-1/1,3-1/1,5 0:0", "*-01/1,03-01/1,05 00:00:00"),
+        ])
+    func printsEverySecondAsStar(expression: String, normalized: String) throws {
+        let spec = try CalendarSpec(parsing: expression)
+        #expect(spec.description == normalized)
+        #expect(try CalendarSpec(parsing: normalized).description == normalized)  // the canonical form is canonical
+    }
+
+    @Test("everySecondInAList: the entries the * hides still elapse (systemd-analyze: 03, 03.5, 04)")
+    func hiddenSecondsStillElapse() throws {
+        let spec = try CalendarSpec(parsing: "*:0:0/1,3.5 UTC")
+        var t: UInt64 = 1_700_002_802_000_000  // 2023-11-14 23:00:02 UTC
+        var elapses: [UInt64] = []
+        for _ in 0..<3 {
+            t = try #require(spec.nextElapse(after: t))
+            elapses.append(t - 1_700_002_800_000_000)
+        }
+        #expect(elapses == [3_000_000, 3_500_000, 4_000_000])
+    }
+
+    @Test(
         "repetitionThatFits: the boundary cases systemd accepts",
         arguments: ["*:*:58/1", "*-11/1-01", "*-*-30/1", "*-*~28/1", "*-*~03/2"])
     func acceptsBoundaries(expression: String) {

@@ -64,10 +64,40 @@ def random_expression(rng):
     return " ".join(parts)
 
 
+def fraction(rng):
+    """A fractional part of 1 to 8 digits: 7 and 8 digits round by the 7th, as systemd's parser does."""
+    digits = rng.choice([1, 3, 6, 7, 7, 8, 8])
+    return "." + str(rng.randrange(10 ** digits)).zfill(digits)
+
+
+def seconds_entry(rng):
+    choice = rng.random()
+    if choice < 0.35:
+        return rng.choice(["0/1", "0/2", "00/1", "0/1.0000004", "1/1", "0", "0..59/1", "30/1", "0/1.5", "0/0.5"])
+    if choice < 0.55:
+        return str(rng.randint(0, 59))
+    if choice < 0.8:
+        return str(rng.randint(0, 59)) + fraction(rng)
+    if choice < 0.9:
+        return f"{rng.randint(0, 30)}/{rng.randint(0, 20)}{fraction(rng)}"
+    a, b = sorted(rng.sample(range(60), 2))
+    return f"{a}{fraction(rng)}..{b}"
+
+
+def random_seconds_list(rng):
+    """Mixed seconds lists (0/1 and 0/2 among values, fractions, ranges, repetitions): systemd prints
+    seconds holding 0/1 as *. A few minute and hour lists with 0/1 or 1/1, which it prints as they are."""
+    seconds = ",".join(seconds_entry(rng) for _ in range(rng.randint(1, 4)))
+    if rng.random() < 0.2:
+        return f"{rng.choice(['0/1', '1/1', '0/1,5', '3,1/1'])}:{rng.choice(['0/1', '1/1,30', '*', '5'])}:{seconds}"
+    return f"{component(rng, 0, 23)}:{component(rng, 0, 59)}:{seconds}"
+
+
 def corpus():
     rng = random.Random(20261121)
     generated = [random_expression(rng) for _ in range(300)]
-    return HAND_PICKED + generated
+    rng = random.Random(32)
+    return HAND_PICKED + generated + [random_seconds_list(rng) for _ in range(80)]
 
 
 ITERATIONS = 5
@@ -119,12 +149,12 @@ def test_taskd_agrees_with_systemd_on_a_generated_corpus(zone, base):
         assert "error" not in mine, f"systemd accepts {expression!r}, taskd rejects it: {mine['error']}"
         accepted += 1
         assert mine["normalized"] == theirs[0], expression
-        elapses = [t // 1_000_000 for t in mine["nextElapseUSec"]]
+        usec = mine["nextElapseUSec"]
         if theirs[1] is None:
             # Where systemd gives up, taskd must still find elapses, each after the one before.
             gave_up.append(expression)
-            assert len(elapses) == ITERATIONS and elapses == sorted(set(elapses)) and elapses[0] > base, expression
+            assert len(usec) == ITERATIONS and usec == sorted(set(usec)) and usec[0] > base * 1_000_000, expression
         else:
-            assert elapses == theirs[1], expression
+            assert [t // 1_000_000 for t in usec] == theirs[1], expression
     compared = accepted - len(gave_up)
     assert compared >= 150, f"only {compared} expressions were compared; the corpus needs more valid ones"
