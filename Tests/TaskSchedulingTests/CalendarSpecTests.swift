@@ -56,6 +56,9 @@ struct CalendarSpecTests {
         "2030-*-* 00:00", "68-01-01", "12-25", "Wed *-*-* 0/6:00", "*:5,55,5,25", "Sun *-*-* 03:00",
         "2026..2028-06-15 12:00", "*-*-* 23:59:59.999999", "@1767225600", "Fri *-*-13 13:13", "*-*-* *:*:*",
         "Mon, 9:00",
+        // `@` reads its number as strtoul() does: leading white space, one sign, `-N` wrapping around.
+        "@ 1767225600", "@+1767225600", "@\t1767225600", "@-0", "@-18446744073709551615", "@7258118399", "Mon @5",
+        "anually", "Mon  12:00", "Mon ",
     ]
     static let zones = ["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"]
     /// Before the EU spring switch, before the EU autumn switch, a leap February, the US autumn switch.
@@ -90,6 +93,9 @@ struct CalendarSpecTests {
         "", "Mon..", "Fri..Mon 9:00", "*-13-01", "*-*-32", "25:00", "*:60", "*:*:61", "Mon 9:00 Fri",
         "*-*-* 9:00:00:00", "*-*~29", "1969-01-01", "2200-01-01", "*:0/0", "foo", "12:", ":30", "Mo 9:00",
         "*-*-* 0/99:00", "1..", "*-*-* 9:00 Mars/Olympus",
+        // `@` takes whole seconds only, and nothing may follow them; systemd trims nothing.
+        "@1.5", "@5s500ms", "@5s", "@-1", "@", "@ ", "@5 ", "@5  UTC", "@0x10", "@1e3", "@+-5", "@- 5", "@5,6", "@5.",
+        "@18446744073709551616", "@7258118400", "@9223372036854775808", " @5", "daily ", " daily", "12:00 ", " 12:00",
     ]
 
     @Test("rejected by both, with the expression in the error", arguments: rejected)
