@@ -26,6 +26,8 @@ public enum Taskctl {
           calendar EXPRESSION... [--base-time TIMESTAMP] [--iterations N]
                               normalize OnCalendar= expressions and show when they elapse,
                               as systemd-analyze calendar (no daemon needed)
+          timespan SPAN...    parse time spans (RuntimeBudgetSec= and the like) and show them in
+                              microseconds and normalized, as systemd-analyze timespan (no daemon needed)
 
         Options:
           --socket PATH       taskd's control socket (default: $TASKD_SOCKET, then
@@ -49,6 +51,16 @@ public enum Taskctl {
           --iterations N  show the next N elapses (default 1)
           --json          one JSON array: per expression {expression, normalized, nextElapseUSec}
                           or {expression, error}; exit status 1 if any is invalid
+        """,
+        "timespan": """
+        Usage: taskctl timespan SPAN... [--json]
+
+        Parses time spans (systemd.time(7): "5min 30s", "1.5h", "infinity"; a bare number is seconds)
+        and prints each as systemd-analyze timespan does: the original, microseconds, and the
+        normalized form. Stops at the first invalid span, with exit status 1. Needs no daemon.
+        A span that starts with '-' goes after '--' (and is rejected: spans are not negative).
+          --json          one JSON array: per span {span, usec, human} or {span, error}, every
+                          span included; exit status 1 if any is invalid
         """,
         "wake": """
         Usage: taskctl wake TARGET [--id V] [--payload JSON] [--wait] [--json]
@@ -168,6 +180,9 @@ public enum Taskctl {
             return try CalendarCommand.run(
                 args.positional, baseTime: args.options["--base-time"], iterations: args.options["--iterations"],
                 json: json)
+        case "timespan":
+            try args.check(allowed: [])
+            return try TimespanCommand.run(args.positional, json: json)
         case "logs":
             try args.check(allowed: ["-f", "--follow", "-n", "--lines", "--run"])
             let lines = args.options["-n"] ?? args.options["--lines"]

@@ -11,21 +11,57 @@ extension CalendarSpec {
         self = try CalendarSpecParser.parse(expression, isTimeZone: TimeZoneContext.isValid, localZoneNames: names)
     }
 
-    /// The first elapse strictly after `realtime` (CLOCK_REALTIME µs), or nil if it never elapses again.
-    /// The same search as systemd's `calendar_spec_next_usec()`, in the expression's zone.
+    /// The first elapse strictly after `realtime` (CLOCK_REALTIME µs); nil only if the expression never elapses again.
+    ///
+    /// The search is systemd's `calendar_spec_next_usec()` in the expression's zone, with its fix for
+    /// negative DST (systemd PR #36897, in Debian's 252): when the search lands at or before where it started
+    /// (glibc normalizes a time in an Irish-rules gap backwards), it moves on an hour and from then on keeps
+    /// the DST flag normalization gives. Where systemd gives up ("infinite loop in calendar calculation":
+    /// normalization keeps moving it back), the search is made again without ever moving backwards. Should
+    /// a result still not be after `realtime`, the search starts again from later instants, a bounded
+    /// number of times: the result is never at or before `realtime`, so iterating it always moves forward.
     public func nextElapse(after realtime: UInt64) -> UInt64? {
-        guard realtime < 253_402_300_799_000_000 else { return nil }  // systemd's formattable maximum
-        return TimeZoneContext.with(utc ? nil : timeZone) {
-            let usec = realtime + 1
-            var t = time_t(usec / 1_000_000)
-            var parts = tm()
-            if utc { gmtime_r(&t, &parts) } else { localtime_r(&t, &parts) }
-            var micro = Int(usec % 1_000_000)
-            guard findNext(&parts, &micro) else { return nil }
-            let seconds = normalize(&parts)
-            guard seconds >= 0 else { return nil }
-            return UInt64(seconds) * 1_000_000 + UInt64(micro)
+        TimeZoneContext.with(utc ? nil : timeZone) { nextElapseInCurrentZone(after: realtime) }
+    }
+
+    /// `nextElapse(after:)` in the zone libc has now: the caller holds `TimeZoneContext`.
+    func nextElapseInCurrentZone(after realtime: UInt64) -> UInt64? {
+        var from = realtime
+        var skip = UInt64(Self.usecPerSecond)
+        for _ in 0..<Self.stuckRetries {
+            guard from < Self.formattableMax else { return nil }
+            let (next, gaveUp) = search(after: from)
+            if let next, next > realtime { return next }
+            if next == nil && !gaveUp { return nil }
+            // At or before the base, or no answer: start again later, each time twice as far on.
+            from = max(from, next ?? 0) + skip
+            skip *= 2
         }
+        return nil
+    }
+
+    /// systemd's maximum (9999-12-31 23:59:59 UTC): nothing at or after it has a next elapse.
+    static let formattableMax: UInt64 = 253_402_300_799_000_000
+    /// How often `nextElapseInCurrentZone` starts again from later when stuck (2^32 s spans every year).
+    static let stuckRetries = 32
+
+    /// systemd's search from just after `realtime`, then the forward-only one if that gave up: the elapse
+    /// found, or nil, and whether both gave up (then nil does not mean "never").
+    private func search(after realtime: UInt64) -> (next: UInt64?, gaveUp: Bool) {
+        let usec = realtime + 1
+        var t = time_t(usec / 1_000_000)
+        var start = tm()
+        if utc { gmtime_r(&t, &start) } else { localtime_r(&t, &start) }
+        for forwardOnly in [false, true] {
+            var parts = start
+            var micro = Int(usec % 1_000_000)
+            guard let found = findNext(&parts, &micro, forwardOnly: forwardOnly) else { continue }
+            guard found else { return (nil, false) }
+            let seconds = normalize(&parts)
+            guard seconds >= 0 else { return (nil, false) }
+            return (UInt64(seconds) * 1_000_000 + UInt64(micro), false)
+        }
+        return (nil, true)
     }
 
     private func normalize(_ t: inout tm) -> Int {
@@ -98,10 +134,18 @@ extension CalendarSpec {
         return weekdays & (1 << k) != 0
     }
 
-    /// systemd's `find_next`: year, month, day, weekday, hour, minute, second, in its order.
-    private func findNext(_ tmIn: inout tm, _ usecIn: inout Int) -> Bool {
+    /// systemd's `find_next`: year, month, day, weekday, hour, minute, second, in its order; false if none,
+    /// nil if it gave up.
+    ///
+    /// Each round sets `tm_isdst` to the expression's (-1: unknown) until the search gets stuck, finding a
+    /// time before the one it started from: then it moves on an hour and keeps the flag normalization
+    /// gives, so that a carry into a gap is read with the offset before it and moves forward. `forwardOnly`
+    /// (not systemd's) also refuses each round's normalization when it moves backwards, so every round
+    /// moves forward and the search ends.
+    private func findNext(_ tmIn: inout tm, _ usecIn: inout Int, forwardOnly: Bool) -> Bool? {
         var c = tmIn
         var micro = usecIn
+        var keepDST = false
         func reset(from level: Int) {
             if level <= 1 { c.tm_mon = 0 }
             if level <= 2 { c.tm_mday = 1 }
@@ -128,8 +172,10 @@ extension CalendarSpec {
             return exact
         }
         for _ in 0..<1000 {
+            let wanted = c
             _ = normalize(&c)
-            c.tm_isdst = dstFlag ?? -1
+            if forwardOnly && Self.isBefore(c, 0, wanted, 0) { c = forwardReading(of: wanted) }
+            if !keepDST { c.tm_isdst = dstFlag ?? -1 }
 
             var v = Int(c.tm_year) + 1900
             let ry = match(year, isDay: false, c, &v)
@@ -180,11 +226,41 @@ extension CalendarSpec {
             guard step(second, read: readSecond, write: writeSecond, resetBelow: nil, carry: nextMinute) else {
                 continue
             }
+            if Self.isBefore(c, micro, tmIn, usecIn) {
+                keepDST = true
+                c.tm_hour += 1
+                continue
+            }
 
             tmIn = c
             usecIn = micro
             return true
         }
-        return false
+        return nil
+    }
+
+    /// The earliest normalization of the local time `t` that does not move it backwards, whatever DST
+    /// flag that takes; the next hour if there is none.
+    private func forwardReading(of t: tm) -> tm {
+        var best: (seconds: Int, parts: tm)?
+        for flag: Int32 in [-1, 0, 1] {
+            var n = t
+            n.tm_isdst = flag
+            let seconds = normalize(&n)
+            if seconds >= 0, !Self.isBefore(n, 0, t, 0), best == nil || seconds < best!.seconds { best = (seconds, n) }
+        }
+        if let best { return best.parts }
+        var next = t
+        next.tm_hour += 1
+        next.tm_min = 0
+        next.tm_sec = 0
+        return next
+    }
+
+    /// True if the local time `a` (plus `aMicro` µs) comes before `b` (plus `bMicro`), field by field.
+    private static func isBefore(_ a: tm, _ aMicro: Int, _ b: tm, _ bMicro: Int) -> Bool {
+        let x = (a.tm_year, a.tm_mon, a.tm_mday, a.tm_hour, a.tm_min, a.tm_sec)
+        let y = (b.tm_year, b.tm_mon, b.tm_mday, b.tm_hour, b.tm_min, b.tm_sec)
+        return x < y || (x == y && aMicro < bMicro)
     }
 }

@@ -72,12 +72,12 @@ public struct CalendarSpec: Hashable, Sendable, CustomStringConvertible {
         return out
     }
 
+    /// One field as systemd prints it. Seconds print as `*` whenever their chain holds `0/1` (every second),
+    /// whatever else it holds: systemd's form drops the others, though they still elapse (`0/1,3.5`).
     static func format(_ chain: CalendarChain?, width: Int, usec: Bool = false) -> String {
         guard let chain else { return "*" }
         let d = usec ? usecPerSecond : 1
-        if usec, chain.count == 1, chain[0].start == 0, chain[0].repeat == usecPerSecond, chain[0].stop < 0 {
-            return "*"
-        }
+        if usec, chain.contains(CalendarComponent(start: 0, repeat: usecPerSecond)) { return "*" }
         return chain.map { c in
             var s = pad(c.start / d, width)
             if c.start % d > 0 { s += "." + pad(c.start % d, 6) }

@@ -8,7 +8,7 @@ enum CalendarSpecParser {
     static let shorthands: [String: String] = [
         "minutely": "*-*-* *:*:00", "hourly": "*-*-* *:00:00", "daily": "*-*-* 00:00:00",
         "monthly": "*-*-01 00:00:00", "weekly": "Mon *-*-* 00:00:00", "yearly": "*-01-01 00:00:00",
-        "annually": "*-01-01 00:00:00", "quarterly": "*-01,04,07,10-01 00:00:00",
+        "annually": "*-01-01 00:00:00", "anually": "*-01-01 00:00:00", "quarterly": "*-01,04,07,10-01 00:00:00",
         "semiannually": "*-01,07-01 00:00:00", "semi-annually": "*-01,07-01 00:00:00",
         "biannually": "*-01,07-01 00:00:00", "bi-annually": "*-01,07-01 00:00:00",
     ]
@@ -25,8 +25,8 @@ enum CalendarSpecParser {
         _ expression: String, isTimeZone: (String) -> Bool, localZoneNames: [String] = ["", ""]
     ) throws(CalendarError) -> CalendarSpec {
         var spec = CalendarSpec()
-        var text = Substring(expression).drop { $0 == " " }
-        while text.last == " " { text = text.dropLast() }
+        // Not trimmed, as systemd does not trim (a unit file's value arrives trimmed): "daily " is invalid.
+        var text = Substring(expression)
         if text.count > 4, text.suffix(4).lowercased() == " utc" {
             spec.utc = true
             text = text.dropLast(4)
@@ -123,11 +123,10 @@ enum CalendarSpecParser {
         var t = p
         if t == s.count { return false }
         if s[t] == UInt8(ascii: "@") {
-            let text = String(decoding: s[(t + 1)...], as: UTF8.self)
-            guard let span = try? TimeSpan(parsing: text), !span.isInfinite else {
-                throw Failure(reason: "invalid timestamp '@\(text)'")
+            guard let seconds = epochSeconds(s[(t + 1)...]) else {
+                throw Failure(reason: "invalid timestamp '\(rest(s, t))': whole seconds since the epoch only")
             }
-            try epoch(span.microseconds, &spec)
+            try epoch(seconds, &spec)
             p = s.count
             return true
         }
@@ -245,27 +244,47 @@ enum CalendarSpecParser {
             // One '.' is a decimal point; '..' is a range.
             if p < s.count, s[p] == UInt8(ascii: "."), p + 1 == s.count || s[p + 1] != UInt8(ascii: ".") {
                 p += 1
-                var digits = 0
-                var fraction = 0
-                while p < s.count, isDigit(s[p]) {
-                    if digits < 6 {
-                        fraction = fraction * 10 + Int(s[p] - 48)
-                        digits += 1
-                    }
-                    p += 1
-                }
-                guard digits > 0 else { throw Failure(reason: "expected digits after '.'") }
-                for _ in digits..<6 { fraction *= 10 }
-                value += fraction
+                value += try parseMicroseconds(s, &p)
             }
             guard value <= Int(Int32.max) else { throw Failure(reason: "number out of range") }
         }
         return value
     }
 
+    /// The digits after a decimal point as microseconds, rounded by the seventh digit alone (systemd's
+    /// `parse_fractional_part_u()`: `.4200005` is 420001, `.42000049` is 420000); moves past every digit.
+    static func parseMicroseconds(_ s: [UInt8], _ p: inout Int) throws -> Int {
+        let first = p
+        while p < s.count, isDigit(s[p]) { p += 1 }
+        guard p > first else { throw Failure(reason: "expected digits after '.'") }
+        var fraction = 0
+        for i in first..<(first + 6) { fraction = fraction * 10 + (i < p ? Int(s[i] - 48) : 0) }
+        if p - first > 6, s[first + 6] >= UInt8(ascii: "5") { fraction += 1 }
+        return fraction
+    }
+
+    /// The number after `@`, read as systemd reads it (`strtoul()` in base 10, then nothing may follow):
+    /// white space and one `+` or `-` may lead, `-N` wraps around as an unsigned long does; nil if invalid.
+    static func epochSeconds(_ text: ArraySlice<UInt8>) -> time_t? {
+        var i = text.startIndex
+        while i < text.endIndex, " \t\n\r\u{0B}\u{0C}".utf8.contains(text[i]) { i += 1 }
+        let negative = i < text.endIndex && text[i] == UInt8(ascii: "-")
+        if i < text.endIndex, negative || text[i] == UInt8(ascii: "+") { i += 1 }
+        guard i < text.endIndex else { return nil }
+        var value: UInt64 = 0
+        for c in text[i...] {
+            guard isDigit(c) else { return nil }
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(UInt64(c - 48))
+            guard !o1, !o2 else { return nil }
+            value = sum
+        }
+        return time_t(Int64(bitPattern: negative ? 0 &- value : value))
+    }
+
     /// `@EPOCH`: that one instant, in UTC.
-    static func epoch(_ usec: UInt64, _ spec: inout CalendarSpec) throws {
-        var seconds = time_t(usec / 1_000_000)
+    static func epoch(_ time: time_t, _ spec: inout CalendarSpec) throws {
+        var seconds = time
         var parts = tm()
         guard gmtime_r(&seconds, &parts) != nil else { throw Failure(reason: "timestamp out of range") }
         let tm = parts
@@ -274,7 +293,7 @@ enum CalendarSpecParser {
         spec.day = [CalendarComponent(start: Int(tm.tm_mday))]
         spec.hour = [CalendarComponent(start: Int(tm.tm_hour))]
         spec.minute = [CalendarComponent(start: Int(tm.tm_min))]
-        spec.second = [CalendarComponent(start: Int(tm.tm_sec) * CalendarSpec.usecPerSecond + Int(usec % 1_000_000))]
+        spec.second = [CalendarComponent(start: Int(tm.tm_sec) * CalendarSpec.usecPerSecond)]
         spec.utc = true
     }
 

@@ -56,22 +56,29 @@ public struct TimeSpan: Hashable, Comparable, Sendable, CustomStringConvertible 
                 guard something else { throw TimeSpanError(text: text, reason: "empty time span") }
                 break
             }
-            // strtoll: an optional '+', then digits; '-' is rejected up front.
-            if s[i] == UInt8(ascii: "-") { throw TimeSpanError(text: text, reason: "negative time span") }
+            let negativeSpan = TimeSpanError(text: text, reason: "negative time span", outOfRange: true)
+            if s[i] == UInt8(ascii: "-") { throw negativeSpan }
+            // strtoll(): C white space, a sign, digits, at most Int64.max; without digits it reads nothing.
             var j = i
-            if s[j] == UInt8(ascii: "+") { j += 1 }
+            while j < s.count, isCSpace(s[j]) { j += 1 }
+            let negative = j < s.count && s[j] == UInt8(ascii: "-")
+            if j < s.count, negative || s[j] == UInt8(ascii: "+") { j += 1 }
             let digitsStart = j
             var whole: UInt64 = 0
+            var tooLarge = false
             while j < s.count, isDigit(s[j]) {
                 let (m, o1) = whole.multipliedReportingOverflow(by: 10)
                 let (a, o2) = m.addingReportingOverflow(UInt64(s[j] - 48))
-                if o1 || o2 { throw TimeSpanError(text: text, reason: "number out of range") }
+                if o1 || o2 || a > UInt64(Int64.max) + (negative ? 1 : 0) { tooLarge = true }
                 whole = a
                 j += 1
             }
+            if tooLarge { throw TimeSpanError(text: text, reason: "number out of range", outOfRange: true) }
+            if j == digitsStart { j = i }  // nothing converted: strtoll() ends where it began
+            if negative && whole > 0 { throw negativeSpan }
             var fraction: ArraySlice<UInt8> = []
             let hasDot = j < s.count && s[j] == UInt8(ascii: ".")
-            if j == digitsStart && !hasDot {
+            if j == i && !hasDot {
                 throw TimeSpanError(text: text, reason: "expected a number at '\(rest(s, i))'")
             }
             if hasDot {
@@ -95,19 +102,22 @@ public struct TimeSpan: Hashable, Comparable, Sendable, CustomStringConvertible 
             if afterUnit == j && j < s.count && !isSpace(s[j]) {
                 throw TimeSpanError(text: text, reason: "unknown unit at '\(rest(s, j))'")
             }
-            if multiplier > 0, whole >= UInt64.max / multiplier {
-                throw TimeSpanError(text: text, reason: "time span out of range")
+            // Every addition stays below infinity (UInt64.max), as systemd's checks keep it.
+            let outOfRange = TimeSpanError(text: text, reason: "time span out of range", outOfRange: true)
+            if multiplier > 0, whole >= UInt64.max / multiplier { throw outOfRange }
+            func add(_ k: UInt64) throws(TimeSpanError) {
+                guard k < UInt64.max - total else { throw outOfRange }
+                total += k
             }
-            let (sum, overflow) = total.addingReportingOverflow(whole * multiplier)
-            if overflow || sum == .max { throw TimeSpanError(text: text, reason: "time span out of range") }
-            total = sum
+            try add(whole * multiplier)
             if hasDot {
-                if fraction.isEmpty { throw TimeSpanError(text: text, reason: "expected digits after '.'") }
+                // One digit at a time: what falls below a microsecond is dropped, not rounded.
                 var m = multiplier / 10
                 for d in fraction {
-                    total += UInt64(d - 48) * m
+                    try add(UInt64(d - 48) * m)
                     m /= 10
                 }
+                if fraction.isEmpty { throw TimeSpanError(text: text, reason: "expected digits after '.'") }
             }
             something = true
             i = afterUnit
@@ -160,9 +170,14 @@ public struct TimeSpan: Hashable, Comparable, Sendable, CustomStringConvertible 
 public struct TimeSpanError: Error, Equatable, Sendable, CustomStringConvertible {
     public var text: String
     public var reason: String
+    /// systemd's ERANGE (negative, or too large) rather than EINVAL (not a time span at all).
+    public var outOfRange = false
     public var description: String { "invalid time span '\(text)': \(reason)" }
 }
 
+/// systemd's WHITESPACE, which separates the parts of a span.
 private func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 10 || c == 13 }
+/// C's isspace(), which strtoll() skips: WHITESPACE, vertical tab and form feed.
+private func isCSpace(_ c: UInt8) -> Bool { isSpace(c) || c == 11 || c == 12 }
 private func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
 private func rest(_ s: [UInt8], _ i: Int) -> String { String(decoding: s[i...], as: UTF8.self) }

@@ -16,17 +16,27 @@ public enum TimeZoneContext {
 
     /// Runs `body` with `TZ` set to `zone` (nil: the process's own zone), restoring it after.
     public static func with<T>(_ zone: String?, _ body: () -> T) -> T {
+        withTZ(zone.map { ":" + $0 }, body)
+    }
+
+    /// Runs `body` with `TZ` set to `rule` as it is (a POSIX rule such as `IST-1GMT-0,M10.5.0/1,M3.5.0/1`,
+    /// or a zone name), restoring it after.
+    static func with<T>(rule: String, _ body: () -> T) -> T {
+        withTZ(rule, body)
+    }
+
+    private static func withTZ<T>(_ value: String?, _ body: () -> T) -> T {
         lock.withLock { pinned in
             if !pinned {
                 if getenv("TZ") == nil { setenv("TZ", ":/etc/localtime", 1) }
                 pinned = true
             }
-            guard let zone else {
+            guard let value else {
                 tzset()
                 return body()
             }
             let saved = getenv("TZ").map { String(cString: $0) }
-            setenv("TZ", ":" + zone, 1)
+            setenv("TZ", value, 1)
             tzset()
             defer {
                 if let saved { setenv("TZ", saved, 1) } else { unsetenv("TZ") }

@@ -56,6 +56,9 @@ struct CalendarSpecTests {
         "2030-*-* 00:00", "68-01-01", "12-25", "Wed *-*-* 0/6:00", "*:5,55,5,25", "Sun *-*-* 03:00",
         "2026..2028-06-15 12:00", "*-*-* 23:59:59.999999", "@1767225600", "Fri *-*-13 13:13", "*-*-* *:*:*",
         "Mon, 9:00",
+        // `@` reads its number as strtoul() does: leading white space, one sign, `-N` wrapping around.
+        "@ 1767225600", "@+1767225600", "@\t1767225600", "@-0", "@-18446744073709551615", "@7258118399", "Mon @5",
+        "anually", "Mon  12:00", "Mon ",
     ]
     static let zones = ["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"]
     /// Before the EU spring switch, before the EU autumn switch, a leap February, the US autumn switch.
@@ -71,15 +74,15 @@ struct CalendarSpecTests {
             for base in Self.bases {
                 let oracle = try #require(try CalendarOracle.run(expression, tz: zone, base: base, iterations: 5))
                 #expect(spec.description == oracle.0, "\(expression)")
-                var ours: [Int] = []
-                var t = UInt64(base) * 1_000_000
-                setenv("TZ", zone, 1)
-                defer { unsetenv("TZ") }
-                for _ in 0..<5 {
-                    guard let next = spec.nextElapse(after: t) else { break }
-                    ours.append(Int(next / 1_000_000))
-                    t = next
-                }
+                // The local zone through TimeZoneContext, not setenv: other suites convert times meanwhile.
+                let start = UInt64(base) * 1_000_000
+                let times =
+                    spec.utc || spec.timeZone != nil
+                    ? (0..<5).reduce(into: [UInt64]()) { times, _ in
+                        if let next = spec.nextElapse(after: times.last ?? start) { times.append(next) }
+                    }
+                    : TimeZoneContext.with(rule: zone) { CalendarDSTTests.iterate(spec, from: start, count: 5) }
+                let ours = times.map { Int($0 / 1_000_000) }
                 #expect(ours == oracle.1, "\(expression) in \(zone) after @\(base)")
                 compared += oracle.1.count
             }
@@ -90,6 +93,9 @@ struct CalendarSpecTests {
         "", "Mon..", "Fri..Mon 9:00", "*-13-01", "*-*-32", "25:00", "*:60", "*:*:61", "Mon 9:00 Fri",
         "*-*-* 9:00:00:00", "*-*~29", "1969-01-01", "2200-01-01", "*:0/0", "foo", "12:", ":30", "Mo 9:00",
         "*-*-* 0/99:00", "1..", "*-*-* 9:00 Mars/Olympus",
+        // `@` takes whole seconds only, and nothing may follow them; systemd trims nothing.
+        "@1.5", "@5s500ms", "@5s", "@-1", "@", "@ ", "@5 ", "@5  UTC", "@0x10", "@1e3", "@+-5", "@- 5", "@5,6", "@5.",
+        "@18446744073709551616", "@7258118400", "@9223372036854775808", " @5", "daily ", " daily", "12:00 ", " 12:00",
     ]
 
     @Test("rejected by both, with the expression in the error", arguments: rejected)
@@ -125,6 +131,57 @@ struct CalendarRegressionTests {
         ])
     func normalizesShortRanges(expression: String, normalized: String) throws {
         #expect(try CalendarSpec(parsing: expression).description == normalized)
+    }
+
+    @Test(
+        "seventhFractionalDigit: issue 32 ('00:00:00.4200005' was cut to .420000); it rounds wherever a fraction is",
+        arguments: [
+            ("00:00:00.4200005", "*-*-* 00:00:00.420001"), ("00:00:00.4200004", "*-*-* 00:00:00.420000"),
+            ("00:00:00.42000049", "*-*-* 00:00:00.420000"), ("00:00:00.42000050", "*-*-* 00:00:00.420001"),
+            ("00:00:00.0000005", "*-*-* 00:00:00.000001"), ("00:00:00.9999995", "*-*-* 00:00:01"),
+            ("*:*:0/1.5000005", "*-*-* *:*:00/1.500001"), ("*:*:0/0.0000005", "*-*-* *:*:00/0.000001"),
+            ("*:*:1.0000005..5.9999996", "*-*-* *:*:01.000001..05.000001"), ("*:*:0.9999995/2", "*-*-* *:*:01/2"),
+            ("*:*:1.4999995,2.12345678901234", "*-*-* *:*:01.500000,02.123457"),
+        ])
+    func roundsBySeventhDigit(expression: String, normalized: String) throws {
+        let spec = try CalendarSpec(parsing: expression)
+        #expect(spec.description == normalized)
+        #expect(try CalendarSpec(parsing: normalized) == spec)
+    }
+
+    @Test(
+        "seventhFractionalDigit: rounding up to 60 s, or a repetition that rounds to 0, is rejected as systemd does",
+        arguments: ["00:00:59.9999995", "*:*:0/0.0000004"])
+    func rejectsWhatRoundingBreaks(expression: String) {
+        #expect(throws: CalendarError.self) { try CalendarSpec(parsing: expression) }
+    }
+
+    @Test(
+        "everySecondInAList: issue 32 ('*:4,30:0/1,3,5' printed its list; systemd prints * for seconds holding 0/1)",
+        arguments: [
+            ("*:4,30:0/1,3,5", "*-*-* *:04,30:*"), ("*:0:0/2,0/1", "*-*-* *:00:*"), ("*:0:0/1,3.5", "*-*-* *:00:*"),
+            ("*:0:0,0/1", "*-*-* *:00:*"), ("*:0:0..3,0/1", "*-*-* *:00:*"), ("*:0:0/1.0000004", "*-*-* *:00:*"),
+            // Not 0/1, or not seconds: printed as they are.
+            ("*:0:1/1,3.5", "*-*-* *:00:01/1,03.500000"), ("*:0:0..59/1,3", "*-*-* *:00:00..59,03"),
+            ("*:0:0/1.5,3", "*-*-* *:00:00/1.500000,03"), ("0/1:0:0", "*-*-* 00/1:00:00"),
+            ("*:0/1,5:0", "*-*-* *:00/1,05:00"), ("*-1/1,3-1/1,5 0:0", "*-01/1,03-01/1,05 00:00:00"),
+        ])
+    func printsEverySecondAsStar(expression: String, normalized: String) throws {
+        let spec = try CalendarSpec(parsing: expression)
+        #expect(spec.description == normalized)
+        #expect(try CalendarSpec(parsing: normalized).description == normalized)  // the canonical form is canonical
+    }
+
+    @Test("everySecondInAList: the entries the * hides still elapse (systemd-analyze: 03, 03.5, 04)")
+    func hiddenSecondsStillElapse() throws {
+        let spec = try CalendarSpec(parsing: "*:0:0/1,3.5 UTC")
+        var t: UInt64 = 1_700_002_802_000_000  // 2023-11-14 23:00:02 UTC
+        var elapses: [UInt64] = []
+        for _ in 0..<3 {
+            t = try #require(spec.nextElapse(after: t))
+            elapses.append(t - 1_700_002_800_000_000)
+        }
+        #expect(elapses == [3_000_000, 3_500_000, 4_000_000])
     }
 
     @Test(

@@ -18,12 +18,23 @@ struct TimeSpanTests {
         ("61s", 61_000_000, "1min 1s"), ("5m", 300_000_000, "5min"), ("20msec", 20_000, "20ms"),
         ("1hr", 3_600_000_000, "1h"), ("3 weeks", 1_814_400_000_000, "3w"), ("12.34 .56", 12_900_000, "12.900000s"),
         ("5 3", 8_000_000, "8s"), ("+5s", 5_000_000, "5s"), (" 7s ", 7_000_000, "7s"), ("1.0000001s", 1_000_000, "1s"),
-        ("infinity", UInt64.max, "infinity"),
+        ("infinity", UInt64.max, "infinity"), ("\u{0B}5s", 5_000_000, "5s"), ("\u{0B}-0", 0, "0"),
+        ("9223372036854775807us", 9_223_372_036_854_775_807, "292271y 1w 1d 10h 54.775807s"),
+        ("584541y 0.9999999999999999999999y", 18_446_742_619_199_999_973, "584541y 11month 4w 2d 10h 29min 59.999973s"),
         ("1y 1month 1w 1d 1h 1min 1s 1ms 1us", 34_882_261_001_001, "1y 1month 1w 1d 1h 1min 1.001001s"),
     ]
 
     static let rejected = [
         "", "   ", "1.2.3", "1.s", "-1s", "5x", "s", "1 s s", "infinity 5s", "1.", "abc", "9999999999999999999s",
+        // strtoll() reads at most Int64.max and nothing from "+.5"; a fraction must not pass infinity either.
+        "9223372036854775808us", "+.5s", "\u{0B}-1", "18446744073708s 0.99999999y",
+    ]
+
+    /// systemd's errno for each kind of failure: ERANGE (negative or too large) or EINVAL.
+    static let errnos: [(String, Bool)] = [
+        ("-1s", true), ("-0", true), ("99999999999999999999s", true), ("584542y", true), ("\u{0B}-1", true),
+        ("9223372036854775808us", true), ("18446744073708s 0.99999999y", true), ("5x", false), ("1.s", false),
+        ("", false), ("infinity 5s", false), ("+.5s", false), ("+ 5s", false),
     ]
 
     @Test("parse → microseconds → canonical text", arguments: table)
@@ -37,6 +48,20 @@ struct TimeSpanTests {
     @Test("invalid time spans are rejected with the input named", arguments: rejected)
     func reject(input: String) {
         #expect(throws: TimeSpanError.self) { try TimeSpan(parsing: input) }
+    }
+
+    @Test("from 584542 years on, the canonical text cannot be read back: systemd's cannot either")
+    func largestSpans() throws {
+        let span = try TimeSpan(parsing: "18446744073708.9999999s")
+        #expect(span.microseconds == 18_446_744_073_708_999_999)
+        #expect(span.description == "584542y 2w 2d 20h 1min 48.999999s")
+        #expect(throws: TimeSpanError.self) { try TimeSpan(parsing: span.description) }
+    }
+
+    @Test("an error says whether systemd's would be ERANGE or EINVAL", arguments: errnos)
+    func errno(input: String, outOfRange: Bool) {
+        #expect(throws: TimeSpanError.self) { try TimeSpan(parsing: input) }
+        do { _ = try TimeSpan(parsing: input) } catch { #expect(error.outOfRange == outOfRange, "\(input)") }
     }
 
     @Test("systemd-analyze timespan agrees on every row and every rejection")
