@@ -565,18 +565,12 @@ actor Daemon {
         isolatedOnLoop(body)
     }
 
-    /// Runs `body` isolated to the daemon, on the event loop's thread. The daemon's executor is the
-    /// loop, and the thread that holds the loop runs nothing else of the daemon's meanwhile, so this is
-    /// `assumeIsolated` with the check done by `EventLoop.isCurrent` (two loads) instead of by the
-    /// runtime, whose check cost about 10 µs of a timer's path here (bench/PROFILING.md's git history).
-    /// Callers outside the daemon use it from fd handlers of the loop (the control socket's fast path).
-    nonisolated func isolatedOnLoop<T, E: Error>(_ body: (isolated Daemon) throws(E) -> T) throws(E) -> T {
-        precondition(EventLoop.shared.isCurrent, "the daemon's isolation is the event loop's thread")
-        typealias Isolated = (isolated Daemon) throws(E) -> T
-        typealias Plain = (Daemon) throws(E) -> T
-        return try withoutActuallyEscaping(body) { (body: @escaping Isolated) throws(E) -> T in
-            try unsafeBitCast(body, to: Plain.self)(self)
-        }
+    /// Runs `body` isolated to the daemon, from the event loop's thread outside a job (an fd handler,
+    /// a deferred body; the control socket's fast path): the daemon's executor is the loop, whose
+    /// thread runs nothing else of the daemon's meanwhile. `assumeIsolated` checks it, through
+    /// `EventLoop.isIsolatingCurrentContext`, and traps anywhere else.
+    nonisolated func isolatedOnLoop<T: Sendable>(_ body: (isolated Daemon) throws -> T) rethrows -> T {
+        try assumeIsolated(body)
     }
 
     /// Whether watchers hear of `event` only once its run ends (or `HeldNotices.delay` later): it

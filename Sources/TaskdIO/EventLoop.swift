@@ -374,4 +374,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     public func checkIsolated() {
         precondition(isCurrent, "expected to run on taskd's event loop thread")
     }
+
+    /// Whether the calling thread holds the loop: what `assumeIsolated` asks of an actor on this
+    /// executor when no job of the loop runs (an fd handler, a deferred body). Never unknown.
+    public func isIsolatingCurrentContext() -> Bool? { isCurrent }
 }

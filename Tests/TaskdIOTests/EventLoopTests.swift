@@ -16,6 +16,9 @@ private actor OnLoop {
 
     func isOnLoop() -> Bool { EventLoop.shared.isCurrent }
 
+    /// Notes `entry` from the loop's thread outside any job of the actor (an fd handler).
+    nonisolated func noteOnLoop(_ entry: String) { assumeIsolated { $0.log.append(entry) } }
+
     /// Queues a task on the loop and an `afterTurn` body from one job; reports the order they ran in.
     func orderWithinATurn() async -> [String] {
         let done = AsyncStream.makeStream(of: Void.self)
@@ -49,6 +52,34 @@ struct EventLoopTests {
         let fromPool = await Task.detached { await actor.isOnLoop() }.value
         #expect(fromPool)
         #expect(!EventLoop.shared.isCurrent)
+    }
+
+    @Test(
+        "an fd handler, outside any job, may assume the isolation of an actor on the loop; other threads are told no",
+        .timeLimit(.minutes(1)))
+    func assumeIsolatedFromAnFdHandler() async throws {
+        let actor = OnLoop()
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        defer { close(readEnd); close(writeEnd) }
+        let (seen, seenContinuation) = AsyncStream.makeStream(of: Bool.self)
+        let token = try #require(
+            EventLoop.shared.register(fd: readEnd, events: EventLoop.readable) { _ in
+                var byte: UInt8 = 0
+                _ = read(readEnd, &byte, 1)
+                seenContinuation.yield(EventLoop.shared.isIsolatingCurrentContext() == true)
+                actor.noteOnLoop("from an fd handler")
+                seenContinuation.finish()
+            })
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+        var answers: [Bool] = []
+        for await answer in seen { answers.append(answer) }
+        EventLoop.shared.deregister(fd: readEnd, token: token)
+        #expect(answers == [true])
+        #expect(await actor.log == ["from an fd handler"])
+        #expect(EventLoop.shared.isIsolatingCurrentContext() == false)
     }
 
     @Test("a task preferring the loop runs nonisolated code there; user code can leave for the pool")
