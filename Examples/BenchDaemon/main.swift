@@ -8,7 +8,7 @@ import Taskd
 // each handler writes a CLOCK_REALTIME stamp to the FIFO named by TASKD_BENCH_STAMPS:
 //   noop        "NS"                    when it starts (wake → handler latency, sustained load)
 //   quiet       nothing                 (`taskctl wake` end to end)
-//   linger      nothing, after 20 ms    (wakes that come during its run join it: tests/integration/test_load.py)
+//   linger      nothing, after 20 ms    (wakes that come during its run join it: Tests/integration/test_load.py)
 //   cancel      "NS DEADLINE_USEC"      when onCancel runs (budget 60 ms, grace 50 ms)
 //   t0…tN-1     "NAME NS"               when it starts (timer lateness; TASKD_BENCH_TIMERS=N)
 // Their timers come from the task files bench/run writes.

@@ -4,7 +4,7 @@ import Taskd
     import Glibc
 #endif
 
-// taskd-faults: Swift handlers that misbehave, for the reliability tests (tests/integration/
+// taskd-faults: Swift handlers that misbehave, for the reliability tests (Tests/integration/
 // test_faults.py). taskd must report each and keep serving everyone else.
 //   stubborn   never checks cancellation: blocks the thread it starts on (taskd's loop thread, which the
 //              standby thread takes over) for 6 s (budget 1 s, grace 0.5 s), so it is abandoned at its

@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from conftest import BUILD, ROOT  # noqa: E402
 
-HARNESS = ROOT / "tests" / "e2e" / "nspawn"
+HARNESS = ROOT / "Tests" / "e2e" / "nspawn"
 CACHE = os.environ.get("TASKD_E2E_CACHE", "/var/cache/taskd-e2e")
 TASKCTL = "/usr/local/bin/taskctl"
 STARTED = "8605484d98ae4477a29493037f9e10ec"
