@@ -1,6 +1,6 @@
 import CTaskdShim
 import TaskRuntime
-@_exported import TaskScheduling
+import TaskScheduling
 import TaskdConfig
 import TaskdIO
 import TaskdProtocol
