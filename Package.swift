@@ -49,11 +49,11 @@ let package = Package(
         // taskctl's logic, as a library so that the executable stays thin.
         .target(name: "TaskControl", dependencies: ["TaskdProtocol", "TaskScheduling", "TaskdIO"]),
 
-        .executableTarget(name: "taskd", dependencies: ["Taskd"]),
+        .executableTarget(name: "taskd", dependencies: ["Taskd", "TaskdIO"]),
         .executableTarget(name: "taskctl", dependencies: ["TaskControl"]),
         .executableTarget(name: "weatherd", dependencies: ["Taskd"], path: "Examples/WeatherDaemon", exclude: ["config"]),
         // The benchmark's daemon (bench/run): no-op Swift handlers that stamp when they start.
-        .executableTarget(name: "taskd-bench", dependencies: ["Taskd"], path: "Examples/BenchDaemon"),
+        .executableTarget(name: "taskd-bench", dependencies: ["Taskd", "TaskdIO"], path: "Examples/BenchDaemon"),
         // Swift handlers that misbehave, for the reliability tests.
         .executableTarget(name: "taskd-faults", dependencies: ["Taskd"], path: "Examples/FaultyDaemon"),
 

@@ -1,4 +1,5 @@
 import Taskd
+import TaskdIO
 
 #if canImport(Glibc)
     import Glibc
@@ -23,6 +24,7 @@ let stamps: Int32 = getenv("TASKD_BENCH_STAMPS").map { open($0, O_RDWR | O_CLOEX
     _ = line.withCString { write(stamps, $0, strlen($0)) }
 }
 
+MallocArenas.limit()  // as the stock taskd does
 var daemon = TaskDaemon(name: "taskd-bench")
     .backgroundTask(.appRefresh("noop"), overlap: .queue) { _ in stamp() }
     .backgroundTask(.appRefresh("quiet")) { _ in }

@@ -136,7 +136,6 @@ public struct TaskDaemon: Sendable {
     /// less resident (measured).
     public func runMain() -> Never {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        MallocArenas.limit()
         Task(executorPreference: EventLoop.shared) { exit(await runOnLoop(arguments: arguments)) }
         Thread.park()
     }
@@ -147,10 +146,9 @@ public struct TaskDaemon: Sendable {
     /// on Linux, libdispatch's first pool thread arms a one-second timer that ticks for the rest of
     /// the process's life, so a daemon whose handlers are all commands stays at zero wake-ups while
     /// idle. Swift handlers start on the loop's thread too; the timer starts with the first that
-    /// resumes after a suspension (on the global executor). glibc's malloc is kept to two arenas
-    /// (`MallocArenas`) unless the environment sets `MALLOC_ARENA_MAX`.
+    /// resumes after a suspension (on the global executor). Process-wide tunables (glibc's malloc
+    /// arenas: `MALLOC_ARENA_MAX`) are the app's to set; the stock `taskd` keeps two.
     public nonisolated(nonsending) func run(arguments: [String]) async -> Int32 {
-        MallocArenas.limit()
         return await withTaskExecutorPreference(EventLoop.shared) { await runOnLoop(arguments: arguments) }
     }
 
