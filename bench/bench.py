@@ -342,6 +342,21 @@ class Bench:
         return {f"f{i}.task": f"[Task]\nKind=processing\n[Timer]\nOnCalendar=2099-01-01 00:00:{i % 60:02d}\n"
                               f"[Exec]\nExecStart=/bin/true\n" for i in range(count)}
 
+    @staticmethod
+    def mixed_tasks(count):
+        """The shapes a fleet's configuration has, none due soon: a third start-up + interval timers, a
+        third daily calendar timers at distinct times, a third weekday calendars with a random delay and
+        an environment; every command with distinct arguments. peer_apscheduler.py rss-mix does the same."""
+        tasks = {}
+        for i in range(count):
+            timer = [f"OnStartupSec={3600 + i}\nOnUnitActiveSec=15min\n",
+                     f"OnCalendar=*-*-* {i % 24:02d}:{i // 24 % 60:02d}:00\nPersistent=yes\n",
+                     f"OnCalendar=Mon..Fri 09:{i % 60:02d}\nRandomizedDelaySec=5min\n"][i % 3]
+            env = f"Environment=JOB_ID={i} JOB_QUEUE=q{i % 7}\n" if i % 3 == 2 else ""
+            tasks[f"m{i}.task"] = (f"[Task]\nKind=processing\nRuntimeBudgetSec={60 + i % 240}s\n[Timer]\n{timer}"
+                                   f"[Exec]\nExecStart=/usr/local/bin/job --id {i} --name task-{i}\n{env}")
+        return tasks
+
     def idle_and_memory(self):
         seconds = self.n(5, 1)
         sizes = [0, 1000, 10_000] if not self.smoke else [0, 1000]
@@ -377,6 +392,22 @@ class Bench:
                         peer=peer, floor_name="—", goal=goal,
                         check=(lambda r: self.against_peer(r, lambda t, p: t <= p / 3))
                         if count == 10_000 else None)
+        # The same count in the shapes users have (timers of every kind, distinct commands).
+        count = sizes[-1]
+        self.evict(self.release / "taskd")
+        p, _, _ = self.daemon(f"mix-{count}", self.mixed_tasks(count), binary="taskd")
+        time.sleep(self.n(1, 0.2))
+        rss = self.rss_kb(p.pid) / 1024
+        self.stop(p)
+        peer = None
+        if self.peer_python:
+            out = subprocess.run([self.peer_python, str(ROOT / "bench" / "peer_apscheduler.py"), "rss-mix", str(count)],
+                                 capture_output=True, text=True, check=True).stdout
+            peer = {"median": int(out.split()[-1]) / 1024, "p99": None, "n": 1}
+        self.record(f"resident memory, {count:,} tasks, mixed timers and commands", "MiB",
+                    {"median": rss, "p99": None, "n": 1}, peer=peer, floor_name="—",
+                    goal="≤ ½ of APScheduler" if count == 10_000 else "",
+                    check=(lambda r: self.against_peer(r, lambda t, p: t <= p / 2)) if count == 10_000 else None)
 
     def sustained(self):
         # Taskd's default: a wake is acknowledged once written (SyncIntervalSec=1s); the floor keeps
