@@ -56,7 +56,7 @@ enum Commands {
     static func wake(_ parameters: [String: JSONValue], wait: Bool, json: Bool, socket: String) throws(Failure)
         -> ExitCode
     {
-        var shown: [String: String] = [:]
+        var shown: [String: RunState] = [:]
         let reply = try call(socket, SchedulerInterface.wake, parameters, more: wait) { reply in
             guard wait, !json, reply.error == nil else { return }
             for run in runs(reply) where shown[run.runId] != run.state {
@@ -70,7 +70,7 @@ enum Commands {
         } else if !wait {
             final.forEach { Terminal.out(describe($0)) }
         }
-        if wait && !final.allSatisfy({ $0.state == RunOutcome.completed.rawValue }) { return .runDidNotComplete }
+        if wait && !final.allSatisfy({ $0.state == .completed }) { return .runDidNotComplete }
         return .success
     }
 
@@ -83,16 +83,17 @@ enum Commands {
         let head = "\(run.task): run \(run.runId)"
         if !run.hasEnded {
             switch run.disposition {
-            case "coalesced": return "\(head) already \(run.state) (trigger \(run.trigger)); this wake joined it"
-            case "overflow": return "\(head) queued; the queue is full, so this wake joined the last queued run"
-            case "queued": return "\(head) queued behind the run in progress (Overlap=queue)"
-            default:
+            case .coalesced:
+                return "\(head) already \(run.state.rawValue) (trigger \(run.trigger.rawValue)); this wake joined it"
+            case .overflow: return "\(head) queued; the queue is full, so this wake joined the last queued run"
+            case .queued: return "\(head) queued behind the run in progress (Overlap=queue)"
+            case .started:
                 let attempt = run.attempt > 1 ? ", attempt \(run.attempt)" : ""
-                return
-                    "\(head) \(run.state) (trigger \(run.trigger)\(attempt), budget \(Terminal.span(run.budgetUSec)))"
+                let budget = Terminal.span(run.budgetUSec)
+                return "\(head) \(run.state.rawValue) (trigger \(run.trigger.rawValue)\(attempt), budget \(budget))"
             }
         }
-        var text = "\(head) \(run.state)"
+        var text = "\(head) \(run.state.rawValue)"
         if let d = run.durationUSec { text += " in \(Terminal.span(d))" }
         var details: [String] = []
         if run.attempt > 1 { details.append("attempt \(run.attempt)") }
@@ -124,13 +125,13 @@ enum Commands {
     private static func listRow(_ t: TaskInfo, now: UInt64) -> [String] {
         let next = t.nextElapseUSec
         let lastStart: UInt64? = t.last.map { $0.startedUSec ?? $0.queuedUSec }
-        var state = t.current?.state ?? "idle"
+        var state = t.current?.state.rawValue ?? "idle"
         if !t.queue.isEmpty { state += " +\(t.queue.count)" }
         let left: String = next.map { $0 > now ? Terminal.span($0 - now, coarse: true) : "now" } ?? "-"
         let passed: String = lastStart.map { now > $0 ? Terminal.span(now - $0, coarse: true) + " ago" : "now" } ?? "-"
         return [
             t.name, t.kind, t.handler, state, next.map(Terminal.time) ?? "-", left,
-            lastStart.map(Terminal.time) ?? "-", passed, t.last?.state ?? "-",
+            lastStart.map(Terminal.time) ?? "-", passed, t.last?.state.rawValue ?? "-",
         ]
     }
 
@@ -152,10 +153,10 @@ enum Commands {
         let current = task.current.map { run -> String in
             let since =
                 run.startedUSec.map { " since \(Terminal.time($0))" } ?? " since \(Terminal.time(run.queuedUSec))"
-            return "\(run.state), run \(run.runId)\(since)"
+            return "\(run.state.rawValue), run \(run.runId)\(since)"
         }
         lines.append("        State: " + (current ?? "idle"))
-        for run in task.queue { lines.append("       Queued: run \(run.runId) (trigger \(run.trigger))") }
+        for run in task.queue { lines.append("       Queued: run \(run.runId) (trigger \(run.trigger.rawValue))") }
         if let attempt = task.retryAttempt, let due = task.retryDueUSec {
             lines.append("        Retry: attempt \(attempt) at \(Terminal.time(due))")
         }
@@ -186,8 +187,8 @@ enum Commands {
             if let e = run.error { details.append(e) }
             if run.stale { details.append("stale") }
             rows.append([
-                run.startedUSec.map(Terminal.time) ?? "-", String(run.runId.prefix(12)), run.trigger,
-                String(run.attempt), run.state, run.durationUSec.map { Terminal.span($0) } ?? "-",
+                run.startedUSec.map(Terminal.time) ?? "-", String(run.runId.prefix(12)), run.trigger.rawValue,
+                String(run.attempt), run.state.rawValue, run.durationUSec.map { Terminal.span($0) } ?? "-",
                 run.waitedUSec.map { Terminal.span($0) } ?? "-", details.joined(separator: ", "),
             ])
         }
@@ -222,7 +223,7 @@ enum Commands {
         } else if cancelled.isEmpty {
             Terminal.out("\(target): nothing to cancel")
         } else {
-            cancelled.forEach { Terminal.out("\($0.task): run \($0.runId) \($0.state)") }
+            cancelled.forEach { Terminal.out("\($0.task): run \($0.runId) \($0.state.rawValue)") }
         }
         return .success
     }

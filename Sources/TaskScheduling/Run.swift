@@ -50,13 +50,13 @@ public struct Run: Hashable, Sendable {
     /// True while its handler runs (it holds a slot of `MaxConcurrentRuns=`).
     public var isActive: Bool { phase != .queued && outcome == nil }
     /// `queued`, `running`, `cancelling`, `killing`, or the outcome once ended.
-    public var state: String {
-        if let outcome { return outcome.rawValue }
+    public var state: RunState {
+        if let outcome { return RunState(rawValue: outcome.rawValue)! }
         switch phase {
-        case .queued: return "queued"
-        case .running: return "running"
-        case .cancelling: return "cancelling"
-        case .killed: return "killing"
+        case .queued: return .queued
+        case .running: return .running
+        case .cancelling: return .cancelling
+        case .killed: return .killing
         }
     }
 }

@@ -237,7 +237,7 @@ actor Daemon {
     private func latest(_ run: Run, disposition: WakeDisposition) -> RunInfo {
         if let now = scheduler.runs[run.id] { return RunInfo(now, disposition: disposition) }
         if var ended = records[run.key]?.history.last(where: { $0.runId == run.id }) {
-            ended.disposition = disposition.rawValue
+            ended.disposition = disposition
             return ended
         }
         return RunInfo(run, disposition: disposition)

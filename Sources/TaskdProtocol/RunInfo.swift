@@ -6,11 +6,11 @@ public struct RunInfo: Hashable, Sendable {
     public var task: String
     public var kind: String
     public var runId: String
-    public var trigger: String
+    public var trigger: Trigger
     public var attempt: Int
-    public var state: String
+    public var state: RunState
     /// What the wake did for this task: started, coalesced, queued or overflow.
-    public var disposition: String
+    public var disposition: WakeDisposition
     public var wakeId: String?
     public var queuedUSec: UInt64
     public var startedUSec: UInt64?
@@ -32,10 +32,10 @@ public struct RunInfo: Hashable, Sendable {
         task = run.key.identifier
         kind = run.key.kind
         runId = run.id
-        trigger = run.trigger.rawValue
+        trigger = run.trigger
         attempt = run.attempt
         state = run.state
-        self.disposition = disposition.rawValue
+        self.disposition = disposition
         wakeId = run.wakeID
         queuedUSec = run.queued.realtime
         startedUSec = run.started?.realtime
@@ -56,14 +56,15 @@ public struct RunInfo: Hashable, Sendable {
     }
 
     /// True once the run has an outcome.
-    public var hasEnded: Bool { RunOutcome(rawValue: state) != nil }
+    public var hasEnded: Bool { state.hasEnded }
     /// True when the wake joined a run that already existed.
-    public var coalesced: Bool { disposition == "coalesced" || disposition == "overflow" }
+    public var coalesced: Bool { disposition == .coalesced || disposition == .overflow }
 
     public var json: JSONValue {
         var o: [String: JSONValue] = [
-            "task": .string(task), "kind": .string(kind), "runId": .string(runId), "trigger": .string(trigger),
-            "attempt": .int(Int64(attempt)), "state": .string(state), "disposition": .string(disposition),
+            "task": .string(task), "kind": .string(kind), "runId": .string(runId), "trigger": .string(trigger.rawValue),
+            "attempt": .int(Int64(attempt)), "state": .string(state.rawValue),
+            "disposition": .string(disposition.rawValue),
             "coalesced": .bool(coalesced), "queuedUSec": .int(Int64(queuedUSec)),
             "budgetUSec": .int(Int64(budgetUSec)), "stale": .bool(stale),
         ]
@@ -91,7 +92,7 @@ public struct RunInfo: Hashable, Sendable {
         o.string("cancelReason", cancelReason)
         o.bool("coalesced", coalesced)
         o.int("deadlineUSec", deadlineUSec)
-        o.string("disposition", disposition)
+        o.string("disposition", disposition.rawValue)
         o.int("durationUSec", durationUSec)
         o.int("endedUSec", endedUSec)
         o.string("error", error)
@@ -103,27 +104,30 @@ public struct RunInfo: Hashable, Sendable {
         o.string("signal", signal)
         o.bool("stale", stale)
         o.int("startedUSec", startedUSec)
-        o.string("state", state)
+        o.string("state", state.rawValue)
         o.string("task", task)
-        o.string("trigger", trigger)
+        o.string("trigger", trigger.rawValue)
         o.int("waitedUSec", waitedUSec)
         o.string("wakeId", wakeId)
         return o.finish()
     }
 
-    /// Reads a `RunInfo` object; nil when a required field is missing.
+    /// Reads a `RunInfo` object; nil when a required field is missing or a state, trigger or
+    /// disposition is not one this version knows.
     public init?(json: JSONValue) {
         guard let task = json["task"]?.stringValue, let kind = json["kind"]?.stringValue,
-            let runId = json["runId"]?.stringValue, let state = json["state"]?.stringValue
+            let runId = json["runId"]?.stringValue, let state = json["state"]?.stringValue.flatMap(RunState.init),
+            let trigger = json["trigger"]?.stringValue.flatMap(Trigger.init),
+            let disposition = WakeDisposition(rawValue: json["disposition"]?.stringValue ?? "started")
         else { return nil }
         func number(_ key: String) -> UInt64? { json[key]?.intValue.map { UInt64(clamping: $0) } }
         self.task = task
         self.kind = kind
         self.runId = runId
         self.state = state
-        trigger = json["trigger"]?.stringValue ?? ""
+        self.trigger = trigger
         attempt = Int(json["attempt"]?.intValue ?? 1)
-        disposition = json["disposition"]?.stringValue ?? "started"
+        self.disposition = disposition
         wakeId = json["wakeId"]?.stringValue
         queuedUSec = number("queuedUSec") ?? 0
         startedUSec = number("startedUSec")

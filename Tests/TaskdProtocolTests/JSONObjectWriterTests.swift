@@ -8,12 +8,12 @@ struct JSONObjectWriterTests {
     /// A run with every optional member set (`full`) or none of them, with strings that need escapes.
     static func run(full: Bool) -> RunInfo {
         let minimal: JSONValue = .object([
-            "task": "t\"1", "kind": "appRefresh", "runId": "0123456789abcdef", "state": "failed",
+            "task": "t\"1", "kind": "appRefresh", "runId": "0123456789abcdef", "state": "failed", "trigger": "timer",
         ])
         var info = RunInfo(json: minimal)!
-        info.trigger = "wake"
+        info.trigger = .wake
         info.attempt = 3
-        info.disposition = "coalesced"
+        info.disposition = .coalesced
         info.queuedUSec = 1_795_000_000_000_001
         info.budgetUSec = 30_000_000
         info.stale = full

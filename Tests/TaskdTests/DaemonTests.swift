@@ -52,7 +52,7 @@ struct DaemonTests {
     func wakeRunsACommand() async throws {
         let f = await DaemonFixture([DaemonFixture.command("hello", ["/bin/echo", "hi"])])
         let ended = try await f.wakeAndWait("hello")
-        #expect(ended.map(\.state) == ["completed"] && ended[0].exitStatus == 0)
+        #expect(ended.map(\.state) == [.completed] && ended[0].exitStatus == 0)
         // No flush: the watcher's notice is itself the barrier.
         let entries = f.recorder.run(ended[0].runId)
         #expect(entries.map { $0["TASK_STREAM"] ?? $0["MESSAGE_ID"] ?? "?" } == [
@@ -78,7 +78,7 @@ struct DaemonTests {
         let handler = TaskHandler { run, _ in "{\"got\":\(run.payload ?? "null")}" }
         let f = await DaemonFixture([definition], handlers: ["echo": handler])
         let ended = try await f.wakeAndWait("echo", payload: "{\"n\":1}")
-        #expect(ended.map(\.state) == ["completed"])
+        #expect(ended.map(\.state) == [.completed])
         #expect(ended[0].result == .object(["got": .object(["n": .int(1)])]))
     }
 
@@ -91,7 +91,7 @@ struct DaemonTests {
         var last = runs[0]
         for await update in updates! { last = update }
         // The grace is long (60 s): however loaded the machine, sleep ends by the SIGTERM, not the kill.
-        #expect(last.state == "cancelled" && last.cancelReason == "shutdown" && last.signal == "SIGTERM", "\(last)")
+        #expect(last.state == .cancelled && last.cancelReason == "shutdown" && last.signal == "SIGTERM", "\(last)")
         await #expect(throws: DaemonError.self) {
             _ = try await f.daemon.wake(target: "slow", id: nil, payload: nil, watch: false, peer: DaemonFixture.root)
         }
@@ -104,7 +104,7 @@ struct DaemonTests {
             DaemonFixture.command("stubborn", stubborn, budget: .milliseconds(500), grace: .milliseconds(200))
         ])
         let ended = try await f.wakeAndWait("stubborn")
-        #expect(ended.map(\.state) == ["killed"] && ended[0].signal == "SIGKILL")
+        #expect(ended.map(\.state) == [.killed] && ended[0].signal == "SIGKILL")
         let ids = f.recorder.run(ended[0].runId).compactMap { $0["MESSAGE_ID"] }
         #expect(ids.contains(MessageID.cancelSignalled.rawValue))
     }

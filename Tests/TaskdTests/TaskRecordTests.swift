@@ -10,7 +10,7 @@ struct TaskRecordTests {
 
     static func run(_ n: Int) -> RunInfo {
         let json: JSONValue = .object([
-            "task": "x", "kind": "appRefresh", "runId": .string("r\(n)"), "state": "completed",
+            "task": "x", "kind": "appRefresh", "runId": .string("r\(n)"), "state": "completed", "trigger": "wake",
         ])
         var info = RunInfo(json: json)!
         info.startedUSec = UInt64(n) * 1_000
