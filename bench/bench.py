@@ -380,34 +380,27 @@ class Bench:
                             peer={"median": swift_idle, "p99": None, "n": 1},
                             goal="0 (peer column: an empty Swift async main)",
                             check=lambda r: r["taskd"]["median"] == 0)
-            rss = self.rss_kb(p.pid) / 1024
-            self.stop(p)
-            peer = None
-            if self.peer_python:
-                out = subprocess.run([self.peer_python, str(ROOT / "bench" / "peer_apscheduler.py"), "rss", str(count)],
-                                     capture_output=True, text=True, check=True).stdout
-                peer = {"median": int(out.split()[-1]) / 1024, "p99": None, "n": 1}
-            goal = "≤ ⅓ of APScheduler" if count == 10_000 else ""
-            self.record(f"resident memory, {count:,} tasks", "MiB", {"median": rss, "p99": None, "n": 1},
-                        peer=peer, floor_name="—", goal=goal,
-                        check=(lambda r: self.against_peer(r, lambda t, p: t <= p / 3))
-                        if count == 10_000 else None)
+            self.memory_row(f"resident memory, {count:,} tasks", p, "rss", count, 3)
         # The same count in the shapes users have (timers of every kind, distinct commands).
         count = sizes[-1]
         self.evict(self.release / "taskd")
         p, _, _ = self.daemon(f"mix-{count}", self.mixed_tasks(count), binary="taskd")
         time.sleep(self.n(1, 0.2))
+        self.memory_row(f"resident memory, {count:,} tasks, mixed timers and commands", p, "rss-mix", count, 2)
+
+    def memory_row(self, scenario, p, peer_mode, count, fraction):
+        """Records taskd's resident memory (then stops it) against APScheduler's with the same jobs
+        (peer_apscheduler.py PEER_MODE COUNT); at 10,000 tasks the goal is at most 1/FRACTION of it."""
         rss = self.rss_kb(p.pid) / 1024
         self.stop(p)
         peer = None
         if self.peer_python:
-            out = subprocess.run([self.peer_python, str(ROOT / "bench" / "peer_apscheduler.py"), "rss-mix", str(count)],
+            out = subprocess.run([self.peer_python, str(ROOT / "bench" / "peer_apscheduler.py"), peer_mode, str(count)],
                                  capture_output=True, text=True, check=True).stdout
             peer = {"median": int(out.split()[-1]) / 1024, "p99": None, "n": 1}
-        self.record(f"resident memory, {count:,} tasks, mixed timers and commands", "MiB",
-                    {"median": rss, "p99": None, "n": 1}, peer=peer, floor_name="—",
-                    goal="≤ ½ of APScheduler" if count == 10_000 else "",
-                    check=(lambda r: self.against_peer(r, lambda t, p: t <= p / 2)) if count == 10_000 else None)
+        goal = {3: "≤ ⅓ of APScheduler", 2: "≤ ½ of APScheduler"}[fraction] if count == 10_000 else ""
+        self.record(scenario, "MiB", {"median": rss, "p99": None, "n": 1}, peer=peer, floor_name="—", goal=goal,
+                    check=(lambda r: self.against_peer(r, lambda t, q: t <= q / fraction)) if count == 10_000 else None)
 
     def sustained(self):
         # Taskd's default: a wake is acknowledged once written (SyncIntervalSec=1s); the floor keeps
