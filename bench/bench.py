@@ -9,7 +9,6 @@ import argparse
 import json
 import os
 import random
-import re
 import shutil
 import signal
 import socket
@@ -449,27 +448,6 @@ class Bench:
                     check=lambda r: r["taskd"]["median"] <= 1e9)
 
 
-OUR_MODULES = re.compile(r"^\$s\d+(Taskd|TaskdIO|TaskdSystem|TaskdProtocol|TaskdConfig|TaskScheduling|TaskRuntime)")
-
-
-def code_layout(binary, order_file):
-    """How much of scripts/symbol-order.txt the binary still defines, and whether the functions of
-    taskd's modules it lists come before all others (scripts/build-release's link). Returns
-    (found, listed, first)."""
-    listed = [line.strip() for line in order_file.read_text().splitlines()
-              if line.strip() and not line.startswith("#")]
-    defined = {}
-    for line in subprocess.run(["nm", binary], check=True, capture_output=True, text=True).stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[1] in "tT":
-            defined.setdefault(parts[2], int(parts[0], 16))
-    wanted = set(listed)
-    ours_listed = [a for n, a in defined.items() if n in wanted and OUR_MODULES.match(n)]
-    ours_other = [a for n, a in defined.items() if n not in wanted and OUR_MODULES.match(n)]
-    first = bool(ours_listed) and (not ours_other or max(ours_listed) < min(ours_other))
-    return sum(n in defined for n in listed), len(listed), first
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", required=True)
@@ -482,15 +460,8 @@ def main():
                         help="run just this scenario (repeatable); the default is all of them")
     args = parser.parse_args()
     bench = Bench(args)
-    # The hot functions laid out together (scripts/build-release): a link that lost it fails here.
-    order_file = Path(__file__).parent.parent / "scripts" / "symbol-order.txt"
-    found, listed, first = code_layout(bench.release / "taskd-bench", order_file)
-    if not first:
-        sys.exit("bench: taskd-bench does not lay out scripts/symbol-order.txt first; see scripts/build-release")
-    stale = "" if found >= 0.8 * listed else "; stale, regenerate it: scripts/symbol-order"
     print(f"taskd benchmark, {datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs"
           f"{' (smoke: figures mean nothing)' if args.smoke else ''}; times are median / p99\n")
-    print(f"code layout: {found} of the {listed} functions in scripts/symbol-order.txt laid out first{stale}\n")
     print("| scenario | unit | taskd | floor | taskd ÷ floor (p50) | APScheduler / peer | goal | holds |")
     print("|---|---|---|---|---|---|---|---|")
     try:
