@@ -1,4 +1,5 @@
 import TaskScheduling
+import TaskdIO
 import TaskdProtocol
 import TaskdSystem
 
@@ -18,41 +19,20 @@ struct ControlService: Sendable {
         self.version = version
     }
 
-    /// Serves one connection's calls in order until the client hangs up.
-    func serve(_ connection: ControlConnection) async {
-        for await call in connection.calls {
-            await handle(call, on: connection)
-        }
-    }
-
-    func handle(_ call: VarlinkCall, on channel: some ReplyChannel) async {
-        journalRequest(call, from: channel.peer)
-        do {
-            try await daemon.checkAccess(channel.peer)
-            try await dispatch(call, on: channel)
-        } catch {
-            answer(error, to: call, on: channel)
-        }
-    }
-
-    /// Serves a plain wake (no `more`, not oneway) at once, on the event loop's thread that read it:
-    /// no task and no hop before its handler starts; the reply leaves once the wake is on disk.
-    /// Returns false for any other call, which `handle` then serves.
-    func handleOnLoop(_ call: VarlinkCall, on channel: some ReplyChannel) -> Bool {
-        guard call.method == SchedulerInterface.wake, !call.more, !call.oneway else { return false }
+    /// Serves one call, on the event loop's thread that read it (the daemon's executor): every
+    /// method but `Reload` is decided there and then, with no task and no hop, so a wake's handler
+    /// starts before this returns. A reply may follow later (a wake's once it is on disk, a
+    /// `Reload`'s once loaded, a followed wake's as its runs change); `channel` keeps them in order.
+    func handle(_ call: VarlinkCall, on channel: some ReplyChannel) {
         journalRequest(call, from: channel.peer)
         do {
             try daemon.isolatedOnLoop { daemon in
                 try daemon.checkAccess(channel.peer)
-                let (target, id, payload) = try Self.wakeArguments(Parameters(call.parameters))
-                try daemon.wake(target: target, id: id, payload: payload?.description, peer: channel.peer) { runs in
-                    channel.send(Self.reply(runs))
-                }
+                try dispatch(call, on: channel, daemon: daemon)
             }
         } catch {
             answer(error, to: call, on: channel)
         }
-        return true
     }
 
     /// `Wake`'s parameters: the target, the wake id and the payload.
@@ -62,7 +42,7 @@ struct ControlService: Sendable {
     }
 
     /// The reply that tells runs (`Wake`, `Cancel`).
-    private static func reply(_ runs: [RunInfo], continues: Bool = false) -> VarlinkReply {
+    static func reply(_ runs: [RunInfo], continues: Bool = false) -> VarlinkReply {
         var parameters = JSONObjectWriter()
         parameters.json("runs", JSONObjectWriter.array(runs.map(\.encodedJSON)))
         return VarlinkReply(encodedParameters: parameters.finish(), continues: continues)
@@ -115,7 +95,7 @@ struct ControlService: Sendable {
             [("REQUEST_METHOD", call.method), ("PEER_PID", String(peer.pid)), ("PEER_UID", String(peer.uid))])
     }
 
-    private func dispatch(_ call: VarlinkCall, on channel: some ReplyChannel) async throws {
+    private func dispatch(_ call: VarlinkCall, on channel: some ReplyChannel, daemon: isolated Daemon) throws {
         let p = Parameters(call.parameters)
         switch call.method {
         case VarlinkServiceInterface.getInfo:
@@ -139,41 +119,37 @@ struct ControlService: Sendable {
             }
         case SchedulerInterface.wake:
             let (target, id, payload) = try Self.wakeArguments(p)
-            try await wake(target: target, id: id, payload: payload, more: call.more, on: channel)
+            if call.more {
+                let follower = RunFollower(channel)
+                try daemon.wake(
+                    target: target, id: id, payload: payload?.description, peer: channel.peer, watch: follower.update,
+                    reply: follower.acknowledged)
+            } else {
+                try daemon.wake(target: target, id: id, payload: payload?.description, peer: channel.peer) { runs in
+                    channel.send(Self.reply(runs))
+                }
+            }
         case SchedulerInterface.list:
             try p.only([])
-            let tasks = await daemon.list()
+            let tasks = daemon.list()
             channel.send(VarlinkReply(parameters: ["tasks": .array(tasks.map(\.json))]))
         case SchedulerInterface.status:
             try p.only(["name"])
-            let info = try await daemon.status(name: try p.string("name"))
+            let info = try daemon.status(name: try p.string("name"))
             channel.send(VarlinkReply(parameters: ["task": info.json]))
         case SchedulerInterface.history:
             try p.only(["name", "limit"])
             let name = try p.string("name")
             let limit = try p.optionalInt("limit", in: 1...10_000) ?? 20
-            let runs = try await daemon.history(name: name, limit: limit)
+            let runs = try daemon.history(name: name, limit: limit)
             channel.send(Self.reply(runs))
         case SchedulerInterface.reload:
             try p.only([])
-            try await daemon.checkAdmin(channel.peer)
-            switch await daemon.reload() {
-            case .success(let diff):
-                func names(_ keys: [TaskKey]) -> JSONValue { .array(keys.map { .string($0.description) }) }
-                channel.send(
-                    VarlinkReply(parameters: [
-                        "added": names(diff.added), "removed": names(diff.removed), "changed": names(diff.changed),
-                        "unchanged": .int(Int64(diff.unchanged.count)),
-                    ]))
-            case .failure(let failure):
-                channel.send(
-                    .error(
-                        SchedulerInterface.invalidConfiguration, ["errors": .array(failure.errors.map { .string($0) })])
-                )
-            }
+            try daemon.checkAdmin(channel.peer)
+            Task(executorPreference: EventLoop.shared) { await reload(on: channel) }
         case SchedulerInterface.cancel:
             try p.only(["target"])
-            let runs = try await daemon.cancel(target: try p.string("target"), peer: channel.peer)
+            let runs = try daemon.cancel(target: try p.string("target"), peer: channel.peer)
             channel.send(Self.reply(runs))
         default:
             let interface = call.method.split(separator: ".").dropLast().joined(separator: ".")
@@ -187,31 +163,21 @@ struct ControlService: Sendable {
         }
     }
 
-    private func wake(target: String, id: String?, payload: JSONValue?, more: Bool, on channel: some ReplyChannel)
-        async throws
-    {
-        let (runs, updates) = try await daemon.wake(
-            target: target, id: id, payload: payload?.description, watch: more, peer: channel.peer)
-        guard more, let updates else {
-            channel.send(Self.reply(runs))
-            return
-        }
-        var latest = runs
-        func reply() {
-            let done = latest.allSatisfy(\.hasEnded)
-            channel.send(Self.reply(latest, continues: !done))
-        }
-        reply()
-        if latest.allSatisfy(\.hasEnded) { return }
-        for await update in updates {
-            guard let index = latest.firstIndex(where: { $0.runId == update.runId }) else { continue }
-            var info = update
-            info.disposition = latest[index].disposition
-            if info.state == latest[index].state { continue }
-            latest[index] = info
-            if channel.isClosed { return }
-            reply()
-            if latest.allSatisfy(\.hasEnded) { return }
-        }
+    /// Reloads the configuration (off the loop: it reads files) and answers with what changed.
+    private func reload(on channel: some ReplyChannel) async {
+        switch await daemon.reload() {
+            case .success(let diff):
+                func names(_ keys: [TaskKey]) -> JSONValue { .array(keys.map { .string($0.description) }) }
+                channel.send(
+                    VarlinkReply(parameters: [
+                        "added": names(diff.added), "removed": names(diff.removed), "changed": names(diff.changed),
+                        "unchanged": .int(Int64(diff.unchanged.count)),
+                    ]))
+            case .failure(let failure):
+                channel.send(
+                    .error(
+                        SchedulerInterface.invalidConfiguration, ["errors": .array(failure.errors.map { .string($0) })])
+                )
+            }
     }
 }

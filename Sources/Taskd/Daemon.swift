@@ -166,29 +166,17 @@ actor Daemon {
 
     // MARK: Requests
 
-    /// Wakes the target; with `watch`, also returns a stream of every later state of those runs.
-    /// The reply waits until the wake is in the state folder (one record per task; synced as
-    /// `SyncIntervalSec=` says), so an acknowledged wake survives a crash.
-    func wake(target: String, id: String?, payload: String?, watch: Bool, peer: PeerCredentials) async throws -> (
-        runs: [RunInfo], updates: AsyncStream<RunInfo>?
-    ) {
-        let (results, ticket, updates) = try acknowledge(
-            target: target, id: id, payload: payload, watch: watch, peer: peer)
-        await store.waitDurable(ticket)
-        // Each run as it is now. One that ended meanwhile is told as it was when acknowledged: its
-        // end is told (to a watcher) once the history recording it is on disk, which the reply
-        // does not wait for.
-        return (runs(results), updates)
-    }
-
-    /// Wakes the target as `wake` does, without waiting: `reply` gets the runs as they were once
-    /// their handlers began, once the wake is written (on the state writer's thread, or on the
-    /// loop's if it already is). The reply is built after the handlers begin, to not delay them.
+    /// Wakes the target. `reply` gets the runs as they were once their handlers began, once the
+    /// wake is in the state folder (one record per task; synced as `SyncIntervalSec=` says), so an
+    /// acknowledged wake survives a crash; it is called on the state writer's thread, or on the
+    /// loop's. With `watch`, every later state of those runs goes to `watch` on the loop, in order,
+    /// the last one each run's end (told once the history recording it is on disk). The reply is
+    /// built after the handlers begin, to not delay them.
     func wake(
         target: String, id: String?, payload: String?, peer: PeerCredentials,
-        reply: @escaping @Sendable ([RunInfo]) -> Void
+        watch: (@Sendable (RunInfo) -> Void)? = nil, reply: @escaping @Sendable ([RunInfo]) -> Void
     ) throws {
-        let (results, ticket, _) = try acknowledge(target: target, id: id, payload: payload, watch: false, peer: peer)
+        let (results, ticket) = try acknowledge(target: target, id: id, payload: payload, watch: watch, peer: peer)
         afterHandlersStart { daemon in
             let runs = daemon.runs(results)
             daemon.store.whenDurable(ticket) { reply(runs) }
@@ -202,9 +190,9 @@ actor Daemon {
 
     /// Records the wake, lets the scheduler decide and starts the runs; returns the decisions and
     /// the ticket for which the record is durable (`StateStore.waitDurable`).
-    private func acknowledge(target: String, id: String?, payload: String?, watch: Bool, peer: PeerCredentials)
-        throws -> (results: [WakeResult], ticket: UInt64, updates: AsyncStream<RunInfo>?)
-    {
+    private func acknowledge(
+        target: String, id: String?, payload: String?, watch: (@Sendable (RunInfo) -> Void)?, peer: PeerCredentials
+    ) throws -> (results: [WakeResult], ticket: UInt64) {
         guard !scheduler.isStopping else { throw DaemonError.shuttingDown }
         let keys = try scheduler.resolver.resolve(target)
         try checkWake(peer, keys)
@@ -221,16 +209,13 @@ actor Daemon {
             if let result { results.append(result) }
             actions += more
         }
-        var updates: AsyncStream<RunInfo>?
-        if watch {
-            let (stream, continuation) = AsyncStream.makeStream(of: RunInfo.self)
+        if let watch, !results.isEmpty {
             nextWatchID += 1
-            watches[nextWatchID] = RunWatch(remaining: Set(results.map(\.run.id)), continuation: continuation)
-            updates = stream
+            watches[nextWatchID] = RunWatch(remaining: Set(results.map(\.run.id)), notify: watch)
         }
         let rest = startRuns(in: actions)
         afterHandlersStart { $0.perform(rest) }
-        return (results, ticket, updates)
+        return (results, ticket)
     }
 
     /// The run as it is now: in progress, or as the history recorded its end.
@@ -588,13 +573,10 @@ actor Daemon {
     private func notifyWatches(_ event: SchedulerEvent) {
         let run = event.run
         for (id, watch) in watches where watch.remaining.contains(run.id) {
-            watch.continuation.yield(RunInfo(run))
+            watch.notify(RunInfo(run))
             if case .ended = event {
                 watches[id]!.remaining.remove(run.id)
-                if watches[id]!.remaining.isEmpty {
-                    watch.continuation.finish()
-                    watches[id] = nil
-                }
+                if watches[id]!.remaining.isEmpty { watches[id] = nil }
             }
         }
     }

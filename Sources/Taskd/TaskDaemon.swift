@@ -262,15 +262,8 @@ public struct TaskDaemon: Sendable {
             onChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged() } },
             onZoneChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged(zone: true) } })
         await daemon.start(recovering: wakes)
-        server.start { service.handleOnLoop($0, on: $1) }
-        // Connections are served on the event loop that reads them, as the daemon runs there.
-        let acceptor = Task(executorPreference: EventLoop.shared) {
-            await withDiscardingTaskGroup { group in
-                for await connection in server.connections {
-                    group.addTask { await service.serve(connection) }
-                }
-            }
-        }
+        // Calls are served on the event loop that reads them, as the daemon runs there.
+        server.start { service.handle($0, on: $1) }
         let taskCount = await daemon.taskCount
         journal.daemon(
             .daemonReady, 5,
@@ -293,7 +286,6 @@ public struct TaskDaemon: Sendable {
         await daemon.shutdown()
         withExtendedLifetime(clockWatcher) {}
         server.stop()
-        acceptor.cancel()
         journal.daemon(.daemonStopping, 5, "\(name) stopped")
         // The last notifications (STOPPING=1) go out before the process ends; a manager that does
         // not read them within a second does not keep taskd from exiting.

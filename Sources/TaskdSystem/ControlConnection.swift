@@ -8,37 +8,29 @@ import TaskdProtocol
 #endif
 
 /// One client connection of the control socket. Bytes are read on the event loop's thread (never
-/// on the cooperative pool) and framed into Varlink calls. A lone call with none in progress is
-/// offered to the server's `serveAtOnce` on that thread; the others are handed on in order through
-/// `calls`, and the connection to a serving task, only once no call served at once is unanswered,
-/// so that replies keep the calls' order. Replies are written without blocking, buffering at most
-/// `maxPendingOutput` bytes for a slow reader.
+/// on the cooperative pool) and framed into Varlink calls; each call is handed to the server's
+/// `serve` on that thread, in order, with a `CallReply` to answer it through, now or later and from
+/// any thread. Replies leave in the order of the calls (`ReplyOrder`), without blocking, buffering
+/// at most `maxPendingOutput` bytes for a slow reader.
 /// A connection idle past `idleTimeoutUSec`, or with a request unfinished past `requestTimeoutUSec`,
 /// is closed by its server's sweep (`expire(now:)`).
-public final class ControlConnection: ReplyChannel, Sendable {
+public final class ControlConnection: Sendable {
     public static let maxPendingOutput = 4 * 1024 * 1024
     /// The most bytes one read takes: a request is rarely longer, and a client over the 64 KiB limit
     /// by less than one read has sent everything when it is answered, so closing resets nothing.
     static let readSize = 16384
 
     public let peer: PeerCredentials
-    /// The calls the client sent that were not served at once, in order; finishes when the client
-    /// hangs up or breaks the protocol.
-    public var calls: AsyncStream<VarlinkCall> { queue.withLock { $0.stream() } }
 
     private let fd: Int32
-    /// Made on first use: a connection whose calls are all served at once never needs one.
-    private let queue = Mutex(CallQueue())
     private let state = Mutex(State())
     private let onClose: @Sendable (ControlConnection) -> Void
     private let onReject: @Sendable (PeerCredentials, String) -> Void
     private let limits: ConnectionLimits
     /// Tells the server this connection may expire at the given instant (CLOCK_MONOTONIC µs).
     private let onDeadline: @Sendable (UInt64) -> Void
-    /// Serves a call at once if it can (it replies through `send`); false leaves it to `calls`.
-    private let serveAtOnce: @Sendable (VarlinkCall, ControlConnection) -> Bool
-    /// Gives the connection to a task that serves `calls`; called at most once.
-    private let onHandOver: @Sendable (ControlConnection) -> Void
+    /// Serves a call; it answers through the `CallReply` it is given.
+    private let serve: @Sendable (VarlinkCall, CallReply) -> Void
 
     private struct State: Sendable {
         var framer = VarlinkFramer()
@@ -48,10 +40,9 @@ public final class ControlConnection: ReplyChannel, Sendable {
         var reading = true
         var waitingToWrite = false
         var closeAfterFlush = false
-        var onewayPending = 0
-        /// Calls answered by no final reply yet (`more` calls stream until theirs).
-        var outstanding = 0
-        var sequencer = CallSequencer()
+        /// The calls awaiting replies, and the replies waiting for earlier calls' (`more` calls
+        /// stream until their final reply).
+        var replies = ReplyOrder()
 
         /// Appends `bytes` to the output unless the connection is closed (nil); true if the output
         /// is now over `maxPendingOutput` (a reader too slow: the connection is to be closed).
@@ -68,7 +59,7 @@ public final class ControlConnection: ReplyChannel, Sendable {
         /// unless a call is in progress (a `wake --wait` may wait for hours).
         func deadline(_ limits: ConnectionLimits) -> UInt64? {
             if let partialSince { return partialSince &+ limits.requestTimeoutUSec }
-            return outstanding == 0 ? lastActivity &+ limits.idleTimeoutUSec : nil
+            return replies.outstanding == 0 ? lastActivity &+ limits.idleTimeoutUSec : nil
         }
     }
 
@@ -76,13 +67,11 @@ public final class ControlConnection: ReplyChannel, Sendable {
         fd: Int32, peer: PeerCredentials, limits: ConnectionLimits,
         onReject: @escaping @Sendable (PeerCredentials, String) -> Void,
         onDeadline: @escaping @Sendable (UInt64) -> Void,
-        serveAtOnce: @escaping @Sendable (VarlinkCall, ControlConnection) -> Bool,
-        onHandOver: @escaping @Sendable (ControlConnection) -> Void,
+        serve: @escaping @Sendable (VarlinkCall, CallReply) -> Void,
         onClose: @escaping @Sendable (ControlConnection) -> Void
     ) {
         self.fd = fd
-        self.serveAtOnce = serveAtOnce
-        self.onHandOver = onHandOver
+        self.serve = serve
         self.peer = peer
         self.limits = limits
         self.onReject = onReject
@@ -144,36 +133,25 @@ public final class ControlConnection: ReplyChannel, Sendable {
         return nil
     }
 
-    /// Queues a reply; it is written as the socket accepts it. Replies to a oneway call are dropped.
-    public func send(_ reply: VarlinkReply) {
+    /// Queues `reply` to the call of `slot`; it is written once every earlier call has had its
+    /// final reply, as the socket accepts it.
+    func answer(_ slot: UInt64, _ reply: VarlinkReply) {
         let bytes = reply.encoded + [0]
-        // The reply is queued in the same step that tells the sequencer it was answered: a call read
-        // meanwhile (on the loop's thread, this reply coming from another) may go to a task as soon
-        // as the answer is known, and its reply must not be queued ahead of this one.
-        let (deadline, handOver, queued) = state.withLock { s -> (UInt64?, Bool, Bool?) in
-            var result: (deadline: UInt64?, handOver: Bool, oneway: Bool) = (nil, false, false)
-            if reply.continues {
-                // A continued reply answers a `more` call that stays in progress (or a oneway one: dropped).
-                result.oneway = s.onewayPending > 0
-            } else {
+        let (deadline, queued) = state.withLock { s -> (UInt64?, Bool?) in
+            let ready = s.replies.answer(slot, bytes, final: !reply.continues)
+            var deadline: UInt64?
+            if !reply.continues {
                 s.lastActivity = DeadlineTimer.now()
-                let (atOnce, handOver) = s.sequencer.answered()
-                if !atOnce && s.onewayPending > 0 {
-                    s.onewayPending -= 1
-                    result.oneway = true
-                } else {
-                    s.outstanding = max(0, s.outstanding - 1)
-                    result = (s.outstanding == 0 ? s.deadline(limits) : nil, handOver, false)
-                }
+                if s.replies.outstanding == 0 { deadline = s.deadline(limits) }
             }
-            return (result.deadline, result.handOver, result.oneway ? nil : s.queue(bytes))
+            // Nothing to write yet, unless the connection was to hang up once this reply was the last.
+            if ready.isEmpty && !(s.closeAfterFlush && s.replies.outstanding == 0) { return (deadline, nil) }
+            return (deadline, s.queue(ready))
         }
         if let deadline { onDeadline(deadline) }
         if let overflow = queued {
             if overflow { close() } else { flush() }
         }
-        // Only now: the calls that waited are answered after this one.
-        if handOver { onHandOver(self) }
     }
 
     private func readAvailable(_ events: UInt32) {
@@ -195,22 +173,19 @@ public final class ControlConnection: ReplyChannel, Sendable {
             return close()
         }
         if n == 0 { return close() }
-        var calls: [VarlinkCall] = []
+        var calls: [(call: VarlinkCall, slot: UInt64?)] = []
         var failure: String?
         let now = DeadlineTimer.now()
         let deadline = state.withLock { s -> UInt64? in
             s.lastActivity = now
             s.framer.append(buffer)
-            defer {
-                s.partialSince = s.framer.pendingByteCount == 0 ? nil : (s.partialSince ?? now)
-                s.outstanding += calls.filter { !$0.oneway }.count
-            }
+            defer { s.partialSince = s.framer.pendingByteCount == 0 ? nil : (s.partialSince ?? now) }
             while failure == nil {
                 do {
                     guard let message = try s.framer.next() else { break }
                     let call = try VarlinkCall(message: message)
-                    if call.oneway { s.onewayPending += 1 }
-                    calls.append(call)
+                    // Its slot is taken now, in the order of the calls; a oneway call gets none.
+                    calls.append((call, call.oneway ? nil : s.replies.open()))
                 } catch let e as VarlinkFramingError {
                     failure = e.description
                 } catch let e as VarlinkCallError {
@@ -222,39 +197,21 @@ public final class ControlConnection: ReplyChannel, Sendable {
             return s.framer.pendingByteCount == 0 ? nil : (s.partialSince ?? now) &+ limits.requestTimeoutUSec
         }
         if let deadline { onDeadline(deadline) }
-        deliver(calls)
+        for (call, slot) in calls { serve(call, CallReply(connection: self, slot: slot)) }
         if let failure { reject(failure) }
     }
 
-    /// Serves a lone call at once when no call is in progress; else queues the calls in `calls`,
-    /// handing the connection over if no call served at once is still unanswered.
-    private func deliver(_ calls: [VarlinkCall]) {
-        guard !calls.isEmpty else { return }
-        // Offered before serving: the reply may come back at once, from inside `serveAtOnce`.
-        if calls.count == 1 && !calls[0].oneway && state.withLock({ $0.sequencer.offer() }) {
-            if serveAtOnce(calls[0], self) { return }
-            state.withLock { $0.sequencer.declined() }
-        }
-        let handOver = state.withLock { $0.sequencer.queued() }
-        queue.withLock { q in calls.forEach { q.yield($0) } }
-        if handOver { onHandOver(self) }
-    }
-
-    /// The stream cannot be trusted past a broken or stalled message: answer, stop reading, hang up once sent.
+    /// The stream cannot be trusted past a broken or stalled message: answer it after the calls
+    /// before it, stop reading, hang up once every reply is sent.
     private func reject(_ failure: String) {
         onReject(peer, failure)
-        state.withLock {
-            $0.reading = false
-            $0.closeAfterFlush = true
-            $0.partialSince = nil  // a client that never reads its answer is closed when idle
+        let slot = state.withLock { s -> UInt64 in
+            s.reading = false
+            s.closeAfterFlush = true
+            s.partialSince = nil  // a client that never reads its answer is closed when idle
+            return s.replies.open()
         }
-        queue.withLock { $0.finish() }
-        write(VarlinkReply.error(SchedulerInterface.invalidRequest, ["reason": .string(failure)]).encoded + [0])
-    }
-
-    private func write(_ bytes: [UInt8]) {
-        guard let overflow = state.withLock({ $0.queue(bytes) }) else { return }
-        if overflow { close() } else { flush() }
+        answer(slot, VarlinkReply.error(SchedulerInterface.invalidRequest, ["reason": .string(failure)]))
     }
 
     /// Writes what is pending; waits for writability (EPOLLOUT) when the socket is full.
@@ -282,7 +239,7 @@ public final class ControlConnection: ReplyChannel, Sendable {
                 s.waitingToWrite = false
                 if let token = s.token { EventLoop.shared.modify(fd: fd, token: token, events: events(s)) }
             }
-            return s.closeAfterFlush ? .close : .done
+            return s.closeAfterFlush && s.replies.outstanding == 0 ? .close : .done
         }
         if case .close = next { close() }
     }
@@ -301,7 +258,6 @@ public final class ControlConnection: ReplyChannel, Sendable {
         guard let token else { return }
         if let token { EventLoop.shared.deregister(fd: fd, token: token) }
         Glibc.close(fd)
-        queue.withLock { $0.finish() }
         onClose(self)
     }
 }

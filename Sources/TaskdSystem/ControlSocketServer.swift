@@ -8,20 +8,17 @@ import TaskdProtocol
 #endif
 
 /// The control socket: a listening Unix stream socket (its own, or one passed by socket activation).
-/// Accepting runs on the event loop; a connection comes out of `connections` once it has a call
-/// that `start(serveAtOnce:)` did not serve at once (see `ControlConnection`).
+/// Accepting and reading run on the event loop, which hands every call to `start(serve:)`'s closure
+/// (see `ControlConnection`).
 /// It enforces `ConnectionLimits`: a connection over a limit is answered `TooManyConnections` and
 /// closed at once; one timerfd, armed only while connections are open, closes idle and stalled ones.
 public final class ControlSocketServer: Sendable {
-    /// The connections whose calls a task must serve, each once.
-    public let connections: AsyncStream<ControlConnection>
     /// The path clients connect to (for an activated socket, the one it is bound to).
     public let path: String
     /// True when the socket came from the service manager.
     public let isActivated: Bool
 
     private let listenFD: Int32
-    private let continuation: AsyncStream<ControlConnection>.Continuation
     private let token = Mutex<UInt64?>(nil)
     private let open = Mutex<[ObjectIdentifier: ControlConnection]>([:])
     private let onReject: @Sendable (PeerCredentials, String) -> Void
@@ -40,7 +37,6 @@ public final class ControlSocketServer: Sendable {
         self.onReject = onReject
         self.onRefuse = onRefuse
         self.limits = limits
-        (connections, continuation) = AsyncStream.makeStream(of: ControlConnection.self)
         if let fd = ListenSockets.activatedUnixStream() {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             listenFD = fd
@@ -53,15 +49,15 @@ public final class ControlSocketServer: Sendable {
         isActivated = false
     }
 
-    /// Begins accepting connections. `serveAtOnce` is offered each lone call on the event loop's
-    /// thread that read it, and replies itself if it returns true (by default it serves none).
-    public func start(serveAtOnce: @escaping @Sendable (VarlinkCall, ControlConnection) -> Bool = { _, _ in false }) {
+    /// Begins accepting connections. `serve` gets each call on the event loop's thread that read
+    /// it, in order, and answers it through the `CallReply` it is given, at once or later.
+    public func start(serve: @escaping @Sendable (VarlinkCall, CallReply) -> Void) {
         let timer = DeadlineTimer { [weak self] in self?.sweep() }
         sweeper.withLock { $0.timer = timer }
         let t = EventLoop.shared.register(fd: listenFD, events: EventLoop.readable) { [self] _ in
             // Captured, not kept in a `Mutex`: reading a closure out of a generic container through
             // `inout` wraps it in two more reabstraction thunks each time, a chain that grew per connection.
-            self.acceptNext(serveAtOnce)
+            self.acceptNext(serve)
         }
         token.withLock { $0 = t }
     }
@@ -69,7 +65,6 @@ public final class ControlSocketServer: Sendable {
     /// Stops accepting; with `removeSocket`, unlinks the socket file taskd created itself.
     public func stop() {
         if let t = token.withLock({ $0.take() }) { EventLoop.shared.deregister(fd: listenFD, token: t) }
-        continuation.finish()
         if !isActivated { unlink(path) }
     }
 
@@ -79,7 +74,7 @@ public final class ControlSocketServer: Sendable {
     /// Accepts one pending connection. The listening socket is level-triggered, so another pending
     /// one comes back at the loop's next turn, and the usual lone connection costs no `accept` that
     /// fails with EAGAIN (about 9 µs before the request is served, measured here).
-    private func acceptNext(_ serveAtOnce: @escaping @Sendable (VarlinkCall, ControlConnection) -> Bool) {
+    private func acceptNext(_ serve: @escaping @Sendable (VarlinkCall, CallReply) -> Void) {
         let fd = taskd_accept(listenFD)
         if fd < 0 {
             if errno == EMFILE || errno == ENFILE { pauseAccepting() }
@@ -90,12 +85,10 @@ public final class ControlSocketServer: Sendable {
             return
         }
         if let refusal = admit(peer) { return refuse(fd, peer: peer, refusal) }
-        let continuation = self.continuation
         let connection = ControlConnection(
             fd: fd, peer: peer, limits: limits, onReject: onReject,
             onDeadline: { [weak self] in self?.noteDeadline($0) },
-            serveAtOnce: serveAtOnce,
-            onHandOver: { continuation.yield($0) }
+            serve: serve
         ) { [self] c in
             _ = self.open.withLock { $0.removeValue(forKey: ObjectIdentifier(c)) }
         }

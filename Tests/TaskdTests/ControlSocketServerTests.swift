@@ -8,68 +8,95 @@ import Testing
     import Glibc
 #endif
 
-/// The control socket with a real Unix socket and a blocking client: which calls are served at once
-/// on the event loop's thread, and which reach a serving task through `connections`.
-@Suite("Control socket: calls served at once, and the rest by a task")
+/// The control socket with a real Unix socket and a blocking client: every call is served on the
+/// event loop's thread, in order, and replies leave in the order of the calls however late each comes.
+@Suite("Control socket: calls served on the loop, replies in call order")
 struct ControlSocketServerTests {
-    /// What `serveAtOnce` was offered: the method, and whether it ran on the loop's thread.
-    final class Offers: Sendable {
+    /// The calls `serve` got: the method, and whether it ran on the loop's thread.
+    final class Served: Sendable {
         let list = Mutex<[(method: String, onLoop: Bool)]>([])
+        /// Replies held back, to be sent later from another thread.
+        let held = Mutex<[CallReply]>([])
     }
 
     @Test(
-        "a lone call is offered on the loop's thread; one declined hands the connection to a task for good",
+        "pipelined calls answered out of order reach the client in call order; oneway calls get no reply",
         .timeLimit(.minutes(1)))
-    func servedAtOnceThenByTask() async throws {
+    func repliesKeepCallOrder() async throws {
         let path = "/tmp/taskd-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         let server = try ControlSocketServer(path: path, onReject: { _, _ in })
-        let offers = Offers()
-        server.start { call, connection in
-            offers.list.withLock { $0.append((call.method, EventLoop.shared.isCurrent)) }
-            guard call.method == "test.Echo" else { return false }
-            connection.send(VarlinkReply(parameters: ["by": "loop"]))
-            return true
-        }
-        let served = Task {
-            await withTaskGroup(of: Void.self) { group -> Int in
-                var connections = 0
-                for await connection in server.connections {
-                    connections += 1
-                    group.addTask {
-                        for await call in connection.calls {
-                            connection.send(VarlinkReply(parameters: ["by": "task", "method": .string(call.method)]))
-                        }
-                    }
+        let served = Served()
+        server.start { call, reply in
+            served.list.withLock { $0.append((call.method, EventLoop.shared.isCurrent)) }
+            switch call.method {
+            case "test.Later":
+                // Answered from another thread once the next call has been answered.
+                served.held.withLock { $0.append(reply) }
+            case "test.Stream":
+                reply.send(VarlinkReply(parameters: ["n": 1], continues: true))
+                reply.send(VarlinkReply(parameters: ["n": 2]))
+            default:
+                reply.send(VarlinkReply(parameters: ["method": .string(call.method)]))
+                let held = served.held.withLock { h in
+                    defer { h.removeAll() }
+                    return h
                 }
-                return connections
+                for reply in held {
+                    _ = Thread.detach { reply.send(VarlinkReply(parameters: ["method": "test.Later"])) }
+                }
             }
         }
-        // Blocking clients, on a thread of their own (not the cooperative pool).
-        let replies = await Thread.run { () -> [String] in
-            var by: [String] = []
-            func ask(_ client: VarlinkClient, _ method: String) {
-                let reply = try? client.call(VarlinkCall(method: method))
-                by.append(reply?.parameters["by"]?.stringValue ?? "none")
+        // One write with four calls, read back on a thread of its own (not the cooperative pool).
+        let received = await Thread.run { () -> [String] in
+            let fd = Self.connect(path)
+            guard fd >= 0 else { return ["unreachable"] }
+            defer { close(fd) }
+            let calls = [
+                VarlinkCall(method: "test.Later"), VarlinkCall(method: "test.Silent", oneway: true),
+                VarlinkCall(method: "test.Now"), VarlinkCall(method: "test.Stream", more: true),
+            ]
+            let request = Array(calls.map { $0.encoded + [0] }.joined())
+            guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { return [] }
+            var messages: [String] = []
+            var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while messages.count < 4 {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                buffer += chunk[..<n]
+                while let end = buffer.firstIndex(of: 0) {
+                    let reply = try? VarlinkReply(message: Array(buffer[..<end]))
+                    let p = reply?.parameters
+                    messages.append(p?["method"]?.stringValue ?? p?["n"].map { "n=\($0)" } ?? "?")
+                    buffer.removeFirst(end + 1)
+                }
             }
-            guard let first = try? VarlinkClient(path: path), let second = try? VarlinkClient(path: path) else {
-                return ["unreachable"]
-            }
-            ask(first, "test.Echo")
-            ask(first, "test.Other")
-            ask(first, "test.Echo")
-            ask(second, "test.Echo")
-            return by
+            return messages
         }
         server.stop()
-        let connections = await served.value
-        #expect(replies == ["loop", "task", "task", "loop"])
-        let offered = offers.list.withLock { $0 }
-        let methods = offered.map { $0.method }
-        let onLoop = offered.filter { $0.onLoop }.count
-        // The first connection's third call went to its task unoffered; the last is the second's.
-        #expect(methods == ["test.Echo", "test.Other", "test.Echo"])
-        #expect(onLoop == offered.count, "offered on the event loop's thread")
-        #expect(connections == 1, "a connection whose calls were all served at once needs no task")
+        #expect(received == ["test.Later", "test.Now", "n=1", "n=2"])
+        let methods = served.list.withLock { $0 }
+        #expect(methods.map(\.method) == ["test.Later", "test.Silent", "test.Now", "test.Stream"])
+        #expect(methods.filter { !$0.onLoop }.isEmpty, "served on the event loop's thread")
+    }
+
+    static func connect(_ path: String) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(fd)
+            return -1
+        }
+        return fd
     }
 
     @Test(
@@ -82,26 +109,15 @@ struct ControlSocketServerTests {
         // the read that starts the connection, before the connection is registered with the loop.
         // 2 MiB is past the socket's buffer (about 200 KiB here) and under `maxPendingOutput`: the
         // rest must wait for writability, which `watch` then asks for.
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        #expect(connected == 0)
+        let fd = Self.connect(path)
+        #expect(fd >= 0)
         let request = VarlinkCall(method: "test.Big").encoded + [0]
         #expect(request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == request.count)
         let big = String(repeating: "x", count: 2 << 20)
         let sent = Atomic(false)
-        server.start { call, connection in
-            connection.send(VarlinkReply(parameters: ["big": .string(big)]))
+        server.start { call, reply in
+            reply.send(VarlinkReply(parameters: ["big": .string(big)]))
             sent.store(true, ordering: .releasing)
-            return true
         }
         let received = await Thread.run { () -> Int in
             // Nothing is read until the send has returned: the socket filled and the rest is pending.

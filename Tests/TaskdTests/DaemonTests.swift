@@ -1,4 +1,5 @@
 import Foundation
+import TaskdIO
 import TaskScheduling
 import TaskdProtocol
 import TaskdSystem
@@ -13,11 +14,12 @@ final class DaemonFixture {
     let directory = NSTemporaryDirectory() + "taskd-daemon-\(UUID().uuidString)"
     let recorder = EntryRecorder()
     let daemon: Daemon
+    let journal: EventJournal
     static let root = PeerCredentials(pid: 1, uid: 0, gid: 0)
 
     init(_ tasks: [TaskDefinition], handlers: [String: TaskHandler] = [:]) async {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let journal = EventJournal(backend: QueuedLogBackend(base: recorder))
+        journal = EventJournal(backend: QueuedLogBackend(base: recorder))
         let store = StateStore(directory: directory) { _, _ in }
         let config = LoadedConfig(daemon: DaemonSettings(), tasks: tasks, diagnostics: [])
         daemon = Daemon(
@@ -36,14 +38,80 @@ final class DaemonFixture {
             handler: .command(CommandSpec(argv: argv)), source: "test")
     }
 
-    /// Wakes `target` and follows its runs to their ends; the last state of each run.
-    func wakeAndWait(_ target: String, payload: String? = nil) async throws -> [RunInfo] {
-        let (runs, updates) = try await daemon.wake(
-            target: target, id: nil, payload: payload, watch: true, peer: Self.root)
-        var last = Dictionary(uniqueKeysWithValues: runs.map { ($0.runId, $0) })
-        for await update in updates! { last[update.runId] = update }
-        return runs.map { last[$0.runId]! }
+    /// Sends `call` to the control service as the socket would (on the event loop, isolated to the
+    /// daemon): its replies, the stream finishing after the final one.
+    func call(_ call: VarlinkCall) async -> AsyncStream<VarlinkReply> {
+        let channel = RecordingChannel(peer: Self.root)
+        let service = ControlService(daemon: daemon, journal: journal)
+        await daemon.onLoop { service.handle(call, on: channel) }
+        return channel.replies
     }
+
+    /// The runs a `Wake`/`Cancel` reply tells; throws the reply's error.
+    static func runs(_ reply: VarlinkReply) throws -> [RunInfo] {
+        if let error = reply.error { throw ReplyError(name: error, parameters: reply.parameters) }
+        let decoded = try VarlinkReply(message: reply.encoded)
+        return decoded.parameters["runs"]?.arrayValue?.compactMap(RunInfo.init(json:)) ?? []
+    }
+
+    /// Wakes `target`: the runs of the first reply, and with `follow` the runs of each later one.
+    func wake(_ target: String, payload: JSONValue? = nil, follow: Bool = false) async throws -> (
+        runs: [RunInfo], later: AsyncThrowingStream<[RunInfo], any Error>
+    ) {
+        var parameters: [String: JSONValue] = ["target": .string(target)]
+        if let payload { parameters["payload"] = payload }
+        let replies = await call(VarlinkCall(method: SchedulerInterface.wake, parameters: parameters, more: follow))
+        let (later, continuation) = AsyncThrowingStream.makeStream(of: [RunInfo].self, throwing: (any Error).self)
+        let first = await withCheckedContinuation { (first: CheckedContinuation<VarlinkReply, Never>) in
+            Task {
+                var waiting = Optional(first)
+                for await reply in replies {
+                    if let first = waiting.take() {
+                        first.resume(returning: reply)
+                        continue
+                    }
+                    do { continuation.yield(try Self.runs(reply)) } catch { continuation.finish(throwing: error) }
+                }
+                continuation.finish()
+            }
+        }
+        return (try Self.runs(first), later)
+    }
+
+    /// Wakes `target` and follows its runs to their ends; the last state of each run.
+    func wakeAndWait(_ target: String, payload: JSONValue? = nil) async throws -> [RunInfo] {
+        var (last, later) = try await wake(target, payload: payload, follow: true)
+        for try await runs in later { last = runs }
+        return last
+    }
+}
+
+/// A reply channel that records what the service sends.
+final class RecordingChannel: ReplyChannel {
+    let peer: PeerCredentials
+    var isClosed: Bool { false }
+    let replies: AsyncStream<VarlinkReply>
+    private let continuation: AsyncStream<VarlinkReply>.Continuation
+
+    init(peer: PeerCredentials) {
+        self.peer = peer
+        (replies, continuation) = AsyncStream.makeStream(of: VarlinkReply.self)
+    }
+
+    func send(_ reply: VarlinkReply) {
+        continuation.yield(reply)
+        if !reply.continues { continuation.finish() }
+    }
+}
+
+struct ReplyError: Error, Equatable {
+    let name: String
+    let parameters: [String: JSONValue]
+}
+
+extension Daemon {
+    /// Runs `body` isolated to the daemon, on the event loop's thread.
+    func onLoop(_ body: @Sendable () -> Void) { body() }
 }
 
 @Suite("Daemon: the orchestrator, driven without a socket", .timeLimit(.minutes(1)))
@@ -64,8 +132,12 @@ struct DaemonTests {
     @Test("a wake naming no task is refused with the known tasks; nothing is started")
     func unknownTarget() async throws {
         let f = await DaemonFixture([DaemonFixture.command("hello", ["/bin/true"])])
-        await #expect(throws: TargetError.noSuchTask(target: "nope", known: ["processing:hello"])) {
-            _ = try await f.daemon.wake(target: "nope", id: nil, payload: nil, watch: false, peer: DaemonFixture.root)
+        await #expect(
+            throws: ReplyError(
+                name: SchedulerInterface.noSuchTask,
+                parameters: ["target": "nope", "known": .array([.string("processing:hello")])])
+        ) {
+            _ = try await f.wake("nope")
         }
         #expect(await f.daemon.list().allSatisfy { $0.current == nil })
     }
@@ -77,7 +149,7 @@ struct DaemonTests {
         definition.overlap = .coalesce
         let handler = TaskHandler { run, _ in "{\"got\":\(run.payload ?? "null")}" }
         let f = await DaemonFixture([definition], handlers: ["echo": handler])
-        let ended = try await f.wakeAndWait("echo", payload: "{\"n\":1}")
+        let ended = try await f.wakeAndWait("echo", payload: .object(["n": .int(1)]))
         #expect(ended.map(\.state) == [.completed])
         #expect(ended[0].result == .object(["got": .object(["n": .int(1)])]))
     }
@@ -85,15 +157,14 @@ struct DaemonTests {
     @Test("shutdown cancels a running command (reason shutdown) and returns once it ended; later wakes are refused")
     func shutdown() async throws {
         let f = await DaemonFixture([DaemonFixture.command("slow", ["/bin/sleep", "30"])])
-        let (runs, updates) = try await f.daemon.wake(
-            target: "slow", id: nil, payload: nil, watch: true, peer: DaemonFixture.root)
+        let (runs, later) = try await f.wake("slow", follow: true)
         await f.daemon.shutdown()
         var last = runs[0]
-        for await update in updates! { last = update }
+        for try await update in later { last = update[0] }
         // The grace is long (60 s): however loaded the machine, sleep ends by the SIGTERM, not the kill.
         #expect(last.state == .cancelled && last.cancelReason == "shutdown" && last.signal == "SIGTERM", "\(last)")
-        await #expect(throws: DaemonError.self) {
-            _ = try await f.daemon.wake(target: "slow", id: nil, payload: nil, watch: false, peer: DaemonFixture.root)
+        await #expect(throws: ReplyError(name: SchedulerInterface.shuttingDown, parameters: [:])) {
+            _ = try await f.wake("slow")
         }
     }
 
@@ -107,5 +178,29 @@ struct DaemonTests {
         #expect(ended.map(\.state) == [.killed] && ended[0].signal == "SIGKILL")
         let ids = f.recorder.run(ended[0].runId).compactMap { $0["MESSAGE_ID"] }
         #expect(ids.contains(MessageID.cancelSignalled.rawValue))
+    }
+
+    @Test("List, Status and Cancel answer at once through the service; an unknown method and interface are named")
+    func otherMethods() async throws {
+        let f = await DaemonFixture([DaemonFixture.command("slow", ["/bin/sleep", "30"])])
+        func only(_ call: VarlinkCall) async -> VarlinkReply? {
+            var replies: [VarlinkReply] = []
+            for await reply in await f.call(call) { replies.append(reply) }
+            return replies.count == 1 ? replies[0] : nil
+        }
+        let list = await only(VarlinkCall(method: SchedulerInterface.list))
+        #expect(list?.parameters["tasks"]?.arrayValue?.count == 1)
+        let (runs, _) = try await f.wake("slow")
+        let status = await only(VarlinkCall(method: SchedulerInterface.status, parameters: ["name": "slow"]))
+        #expect(status?.parameters["task"]?["current"]?["runId"]?.stringValue == runs[0].runId)
+        let cancel = await only(VarlinkCall(method: SchedulerInterface.cancel, parameters: ["target": "slow"]))
+        #expect(try cancel.map(DaemonFixture.runs)?.map(\.runId) == [runs[0].runId])
+        let noMethod = await only(VarlinkCall(method: SchedulerInterface.name + ".Nope"))
+        #expect(noMethod?.error == VarlinkServiceInterface.methodNotFound)
+        let noInterface = await only(VarlinkCall(method: "com.example.Nope"))
+        #expect(noInterface?.error == VarlinkServiceInterface.interfaceNotFound)
+        let badParameter = await only(VarlinkCall(method: SchedulerInterface.status, parameters: ["nom": "slow"]))
+        #expect(badParameter?.error == VarlinkServiceInterface.invalidParameter)
+        await f.daemon.shutdown()
     }
 }

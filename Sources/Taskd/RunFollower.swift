@@ -1,0 +1,56 @@
+import Synchronization
+import TaskdProtocol
+import TaskdSystem
+
+/// Answers a `Wake` with `"more": true`: the runs once the wake is acknowledged, then the runs
+/// again each time one of them changes state, the reply that tells the last end being final.
+/// States that arrive before the acknowledgement wait for it, so the client hears them in order.
+final class RunFollower<Channel: ReplyChannel>: Sendable {
+    private let channel: Channel
+    private let state = Mutex(Progress())
+
+    private struct Progress {
+        /// The runs as last told; nil until the wake is acknowledged.
+        var latest: [RunInfo]?
+        /// States heard before the acknowledgement, in order.
+        var early: [RunInfo] = []
+        var done = false
+    }
+
+    init(_ channel: Channel) { self.channel = channel }
+
+    /// The wake was acknowledged with `runs`: tells them, then any state heard meanwhile.
+    func acknowledged(_ runs: [RunInfo]) {
+        state.withLock { p in
+            p.latest = runs
+            tell(&p)
+            for info in p.early { apply(info, &p) }
+            p.early = []
+        }
+    }
+
+    /// A later state of one of the runs.
+    func update(_ info: RunInfo) {
+        state.withLock { p in
+            guard p.latest != nil else { return p.early.append(info) }
+            apply(info, &p)
+        }
+    }
+
+    private func apply(_ update: RunInfo, _ p: inout Progress) {
+        guard !p.done, let index = p.latest!.firstIndex(where: { $0.runId == update.runId }) else { return }
+        var info = update
+        info.disposition = p.latest![index].disposition
+        guard info.state != p.latest![index].state else { return }
+        p.latest![index] = info
+        tell(&p)
+    }
+
+    /// Sends the runs as they are; final once every one has ended.
+    private func tell(_ p: inout Progress) {
+        let ended = p.latest!.allSatisfy(\.hasEnded)
+        p.done = ended
+        if channel.isClosed { return }
+        channel.send(ControlService.reply(p.latest!, continues: !ended))
+    }
+}
