@@ -60,31 +60,12 @@ public struct RunInfo: Hashable, Sendable {
     /// True when the wake joined a run that already existed.
     public var coalesced: Bool { disposition == .coalesced || disposition == .overflow }
 
-    public var json: JSONValue {
-        var o: [String: JSONValue] = [
-            "task": .string(task), "kind": .string(kind), "runId": .string(runId), "trigger": .string(trigger.rawValue),
-            "attempt": .int(Int64(attempt)), "state": .string(state.rawValue),
-            "disposition": .string(disposition.rawValue),
-            "coalesced": .bool(coalesced), "queuedUSec": .int(Int64(queuedUSec)),
-            "budgetUSec": .int(Int64(budgetUSec)), "stale": .bool(stale),
-        ]
-        func put(_ key: String, _ value: UInt64?) { if let value { o[key] = .int(Int64(value)) } }
-        put("startedUSec", startedUSec)
-        put("deadlineUSec", deadlineUSec)
-        put("waitedUSec", waitedUSec)
-        put("endedUSec", endedUSec)
-        put("durationUSec", durationUSec)
-        if let wakeId { o["wakeId"] = .string(wakeId) }
-        if let exitStatus { o["exitStatus"] = .int(Int64(exitStatus)) }
-        if let signal { o["signal"] = .string(signal) }
-        if let cancelReason { o["cancelReason"] = .string(cancelReason) }
-        if let error { o["error"] = .string(error) }
-        if let result { o["result"] = result }
-        return .object(o)
-    }
+    /// The run as a JSON value (for replies built as values, and taskctl's `--json`): `encodedJSON` read back.
+    public var json: JSONValue { (try? JSONParser.parse(encodedJSON)) ?? .null }
 
-    /// The text of `json`, written directly (no dictionary to build, hash and sort): a run's JSON
-    /// is written at every reply, every end of a run and every save of a task's history.
+    /// The run's JSON text, its one encoder, members in sorted order as `JSONValue` prints them:
+    /// written directly (no dictionary to build, hash and sort), for every reply, every end of a run
+    /// and every save of a task's history.
     public var encodedJSON: [UInt8] {
         var o = JSONObjectWriter()
         o.int("attempt", Int64(attempt))

@@ -32,7 +32,7 @@ struct JSONObjectWriterTests {
         return info
     }
 
-    @Test("a run's encodedJSON is the text of its json, with every member and with the optional ones absent")
+    @Test("a run's one encoding reads back as the same run and prints as the generic encoder prints its value")
     func runInfoMatchesTheGenericEncoding() throws {
         for full in [false, true] {
             let info = Self.run(full: full)
