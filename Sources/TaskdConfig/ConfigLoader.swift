@@ -127,7 +127,7 @@ public enum ConfigLoader {
                 }
                 continue
             }
-            do { try apply(&file, entry) } catch { diagnostics.append(error) }
+            do { try file.apply(entry, apply) } catch { diagnostics.append(error) }
         }
     }
 

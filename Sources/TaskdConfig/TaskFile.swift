@@ -1,47 +1,49 @@
 import TaskScheduling
 
-/// The settings one `.task` file (and its drop-ins) makes; nil means "not set here".
-public struct TaskFile: Hashable, Sendable {
-    public var path: String
-    public var kind: String?
-    public var identifier: String?
-    public var description: String?
-    public var budget: TimeSpan?
-    public var cancelGrace: TimeSpan?
-    public var onStartup: [TimeSpan]?
-    public var onUnitActive: [TimeSpan]?
-    public var onCalendar: [CalendarSpec]?
-    public var onUnitInactive: [TimeSpan]?
-    public var randomizedDelay: TimeSpan?
-    public var fixedRandomDelay: Bool?
-    public var persistent: Bool?
-    public var overlap: OverlapPolicy?
-    public var queueLimit: Int?
-    public var maxAttempts: Int?
-    public var retryBackoff: TimeSpan?
-    public var retryBackoffMax: TimeSpan?
-    public var retryJitter: Double?
-    public var retryPreventExitStatus: [Int32]?
-    public var historySize: Int?
-    public var wakeUsers: [UInt32]?
-    public var wakeGroups: [UInt32]?
-    public var execStart: [String]?
-    public var execStartLocation: SourceLocation?
-    public var environment: [String] = []
-    public var workingDirectory: String?
-    public var killSignal: Int32?
+/// One `.task` file and its drop-ins, applied entry by entry through `TaskFileKeys` onto a
+/// definition: the defaults, or a Swift task's code-given one. Each key's row writes the definition
+/// itself; only what must wait for the whole file (the key, `User=`'s groups, the kind's default
+/// budget) is settled by `definition(base:)`.
+public struct TaskFile: Sendable {
+    public let path: String
+    /// The definition so far; its key, budget and handler are settled at the end.
+    var definition: TaskDefinition
+    /// The command so far; the handler is this command once `ExecStart=` gave it an argv.
+    var command = CommandSpec(argv: [])
+    var kind: String?
+    var identifier: String?
+    var budget: TimeSpan?
+    var execStartLocation: SourceLocation?
     var user: Identities.User?
     var userLocation: SourceLocation?
+    var group: UInt32?
+    var supplementaryGroups: [UInt32]?
     /// Where the first `OnUnitActiveSec=`/`OnUnitInactiveSec=` is, for the warning when nothing starts it.
     var relativeTimerLocation: SourceLocation?
-    public var group: UInt32?
-    public var supplementaryGroups: [UInt32]?
-    public var umask: UInt32?
-    public var nice: Int32?
-    public var logRateLimitInterval: TimeSpan?
-    public var logRateLimitBurst: Int?
+    /// The list keys given so far: the first one in a file replaces the list it starts from.
+    private var listsStarted: Set<String> = []
+    /// The entries applied, in order, to apply again onto a Swift task's own definition.
+    private(set) var entries: [UnitFileEntry] = []
+    private let base: TaskDefinition?
 
-    public init(path: String) { self.path = path }
+    /// An empty file at `path`, on top of `base` (a Swift task's code-given definition), if any.
+    public init(path: String, base: TaskDefinition? = nil) {
+        self.path = path
+        self.base = base
+        definition =
+            base ?? TaskDefinition(key: TaskKey(kind: TaskKind.processing, identifier: "?"), handler: .swift)
+        definition.source = path
+    }
+
+    /// `WakeUsers=` and `WakeGroups=`: who besides root may wake or cancel the task.
+    var wakeUsers: [UInt32] {
+        get { definition.wakeAccess?.users ?? [] }
+        set { definition.wakeAccess = AccessList(users: newValue, groups: definition.wakeAccess?.groups ?? []) }
+    }
+    var wakeGroups: [UInt32] {
+        get { definition.wakeAccess?.groups ?? [] }
+        set { definition.wakeAccess = AccessList(users: definition.wakeAccess?.users ?? [], groups: newValue) }
+    }
 
     /// The file name without `.task`: the default identifier.
     public var baseName: String {
@@ -49,11 +51,52 @@ public struct TaskFile: Hashable, Sendable {
         return name.hasSuffix(".task") ? String(name.dropLast(5)) : name
     }
 
-    /// User=, Group=, SupplementaryGroups=, UMask=, Nice= as systemd applies them: the gid is Group=
-    /// or the user's primary group; with User=, the groups are the user's (initgroups) plus
-    /// SupplementaryGroups=; without it, SupplementaryGroups= alone when given.
-    var identity: ExecIdentity {
-        var identity = ExecIdentity()
+    /// Applies one entry through its row of `TaskFileKeys`.
+    mutating func apply(_ entry: UnitFileEntry, _ row: TaskFileKeys.Apply) throws(ConfigDiagnostic) {
+        try row(&self, entry)
+        entries.append(entry)
+    }
+
+    /// A list key's entry (systemd's rule): an empty value resets the list; the key's first entry
+    /// in the file replaces the list the file started from, later ones append.
+    mutating func append<T>(
+        _ list: WritableKeyPath<TaskFile, [T]>, _ e: UnitFileEntry,
+        _ parse: (UnitFileEntry) throws(ConfigDiagnostic) -> [T]
+    ) throws(ConfigDiagnostic) {
+        if e.value.isEmpty || !listsStarted.contains(e.key) { self[keyPath: list] = [] }
+        listsStarted.insert(e.key)
+        if !e.value.isEmpty { self[keyPath: list] += try parse(e) }
+    }
+
+    /// The definition this file describes, on top of `base` (a Swift task's code-given definition), if any.
+    public func definition(base: TaskDefinition?) -> TaskDefinition {
+        guard let base, base != self.base else { return finished() }
+        var file = TaskFile(path: path, base: base)
+        for entry in entries {
+            // Each entry was accepted when the file was read; applied again, it is accepted again.
+            guard let row = TaskFileKeys.row(entry) else { continue }
+            try? file.apply(entry, row)
+        }
+        return file.finished()
+    }
+
+    private func finished() -> TaskDefinition {
+        var d = definition
+        d.key = TaskKey(kind: kind ?? base?.key.kind ?? TaskKind.processing, identifier: identifier ?? baseName)
+        d.budget = budget ?? base?.budget ?? TaskKind.defaultBudget(for: d.key.kind)
+        if !command.argv.isEmpty {
+            var command = command
+            command.identity = identity(command.identity)
+            d.handler = .command(command)
+        }
+        return d
+    }
+
+    /// User=, Group=, SupplementaryGroups= as systemd applies them: the gid is Group= or the user's
+    /// primary group; with User=, the groups are the user's (initgroups) plus SupplementaryGroups=;
+    /// without it, SupplementaryGroups= alone when given.
+    private func identity(_ given: ExecIdentity) -> ExecIdentity {
+        var identity = given
         identity.uid = user?.uid
         identity.gid = group ?? user?.gid
         if let user {
@@ -65,51 +108,6 @@ public struct TaskFile: Hashable, Sendable {
         } else if let supplementaryGroups {
             identity.groups = supplementaryGroups
         }
-        identity.umask = umask
-        identity.nice = nice
         return identity
-    }
-
-    /// The definition this file describes, on top of `base` (a Swift task's code-given definition), if any.
-    public func definition(base: TaskDefinition?) -> TaskDefinition {
-        let key = TaskKey(kind: kind ?? base?.key.kind ?? TaskKind.processing, identifier: identifier ?? baseName)
-        let handler: HandlerSpec
-        if let execStart {
-            handler = .command(
-                CommandSpec(
-                    argv: execStart, environment: environment, workingDirectory: workingDirectory,
-                    killSignal: killSignal ?? 15, identity: identity,
-                    outputLimit: OutputRateLimit(
-                        interval: logRateLimitInterval ?? OutputRateLimit.standard.interval,
-                        burst: logRateLimitBurst ?? OutputRateLimit.standard.burst)))
-        } else {
-            handler = .swift
-        }
-        var definition = TaskDefinition(
-            key: key, description: description ?? base?.description ?? "",
-            budget: budget ?? base?.budget, cancelGrace: cancelGrace ?? base?.cancelGrace,
-            onStartup: onStartup ?? base?.onStartup ?? [], onUnitActive: onUnitActive ?? base?.onUnitActive ?? [],
-            onCalendar: onCalendar ?? base?.onCalendar ?? [],
-            handler: handler, source: path)
-        definition.onUnitInactive = onUnitInactive ?? base?.onUnitInactive ?? []
-        definition.randomizedDelay = randomizedDelay ?? base?.randomizedDelay ?? .zero
-        definition.fixedRandomDelay = fixedRandomDelay ?? base?.fixedRandomDelay ?? false
-        definition.persistent = persistent ?? base?.persistent ?? false
-        definition.overlap = overlap ?? base?.overlap ?? .coalesce
-        definition.queueLimit = queueLimit ?? base?.queueLimit ?? definition.queueLimit
-        var retry = base?.retry ?? RetryPolicy()
-        if let maxAttempts { retry.maxAttempts = maxAttempts }
-        if let retryBackoff { retry.backoff = retryBackoff }
-        if let retryBackoffMax { retry.backoffMax = retryBackoffMax }
-        if let retryJitter { retry.jitter = retryJitter }
-        if let retryPreventExitStatus { retry.preventExitStatus = retryPreventExitStatus }
-        definition.retry = retry
-        definition.historySize = historySize ?? base?.historySize ?? definition.historySize
-        if wakeUsers != nil || wakeGroups != nil {
-            definition.wakeAccess = AccessList(users: wakeUsers ?? [], groups: wakeGroups ?? [])
-        } else {
-            definition.wakeAccess = base?.wakeAccess
-        }
-        return definition
     }
 }

@@ -7,7 +7,7 @@ enum TaskFileKeys {
 
     static let table: [String: [String: Apply]] = [
         "Task": [
-            "Description": { f, e in f.description = e.value },
+            "Description": { f, e in f.definition.description = e.value },
             "Kind": { f, e throws(ConfigDiagnostic) in f.kind = try word(e) },
             "Identifier": { f, e throws(ConfigDiagnostic) in f.identifier = try word(e) },
             "RuntimeBudgetSec": { f, e throws(ConfigDiagnostic) in
@@ -17,85 +17,70 @@ enum TaskFileKeys {
                 }
                 f.budget = span
             },
-            "CancelGraceSec": { f, e throws(ConfigDiagnostic) in
-                let span = try timeSpan(e)
-                guard !span.isInfinite else { throw ConfigDiagnostic(e.location, key: e.key, "must be finite") }
-                f.cancelGrace = span
-            },
+            "CancelGraceSec": { f, e throws(ConfigDiagnostic) in f.definition.cancelGrace = try finiteSpan(e) },
             "Overlap": { f, e throws(ConfigDiagnostic) in
                 guard let policy = OverlapPolicy(rawValue: e.value) else {
                     throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not coalesce, queue or replace")
                 }
-                f.overlap = policy
+                f.definition.overlap = policy
             },
-            "QueueLimit": { f, e throws(ConfigDiagnostic) in f.queueLimit = try integer(e, in: 0...10_000) },
-            "MaxAttempts": { f, e throws(ConfigDiagnostic) in f.maxAttempts = try integer(e, in: 1...1000) },
-            "RetryBackoffSec": { f, e throws(ConfigDiagnostic) in f.retryBackoff = try finiteSpan(e) },
-            "RetryBackoffMaxSec": { f, e throws(ConfigDiagnostic) in f.retryBackoffMax = try finiteSpan(e) },
+            "QueueLimit": { f, e throws(ConfigDiagnostic) in f.definition.queueLimit = try integer(e, in: 0...10_000) },
+            "MaxAttempts": { f, e throws(ConfigDiagnostic) in
+                f.definition.retry.maxAttempts = try integer(e, in: 1...1000)
+            },
+            "RetryBackoffSec": { f, e throws(ConfigDiagnostic) in f.definition.retry.backoff = try finiteSpan(e) },
+            "RetryBackoffMaxSec": { f, e throws(ConfigDiagnostic) in f.definition.retry.backoffMax = try finiteSpan(e) },
             "RetryJitter": { f, e throws(ConfigDiagnostic) in
                 guard let value = Double(e.value), value >= 0, value <= 1 else {
                     throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a fraction from 0 to 1")
                 }
-                f.retryJitter = value
+                f.definition.retry.jitter = value
             },
             "RetryPreventExitStatus": { f, e throws(ConfigDiagnostic) in
-                if e.value.isEmpty {
-                    f.retryPreventExitStatus = []
-                    return
-                }
-                var statuses = f.retryPreventExitStatus ?? []
-                for word in e.value.split(separator: " ") {
-                    guard let status = Int32(word), (0...255).contains(status) else {
-                        throw ConfigDiagnostic(e.location, key: e.key, "'\(word)' is not an exit status (0 to 255)")
+                try f.append(\.definition.retry.preventExitStatus, e) { e throws(ConfigDiagnostic) in
+                    try e.value.split(separator: " ").map { word throws(ConfigDiagnostic) in
+                        guard let status = Int32(word), (0...255).contains(status) else {
+                            throw ConfigDiagnostic(e.location, key: e.key, "'\(word)' is not an exit status (0 to 255)")
+                        }
+                        return status
                     }
-                    statuses.append(status)
                 }
-                f.retryPreventExitStatus = statuses
             },
-            "History": { f, e throws(ConfigDiagnostic) in f.historySize = try integer(e, in: 0...10_000) },
-            "WakeUsers": { f, e throws(ConfigDiagnostic) in
-                f.wakeUsers = try Identities.append(f.wakeUsers, e, groups: false)
-            },
-            "WakeGroups": { f, e throws(ConfigDiagnostic) in
-                f.wakeGroups = try Identities.append(f.wakeGroups, e, groups: true)
-            },
+            "History": { f, e throws(ConfigDiagnostic) in f.definition.historySize = try integer(e, in: 0...10_000) },
+            "WakeUsers": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeUsers, e, users) },
+            "WakeGroups": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeGroups, e, groups) },
         ],
         "Timer": [
-            "OnStartupSec": { f, e throws(ConfigDiagnostic) in f.onStartup = try appendSpan(f.onStartup, e) },
+            "OnStartupSec": { f, e throws(ConfigDiagnostic) in try f.append(\.definition.onStartup, e, spans) },
             "OnUnitActiveSec": { f, e throws(ConfigDiagnostic) in
-                f.onUnitActive = try appendSpan(f.onUnitActive, e)
+                try f.append(\.definition.onUnitActive, e, spans)
                 f.relativeTimerLocation = f.relativeTimerLocation ?? e.location
             },
             "OnUnitInactiveSec": { f, e throws(ConfigDiagnostic) in
-                f.onUnitInactive = try appendSpan(f.onUnitInactive, e)
+                try f.append(\.definition.onUnitInactive, e, spans)
                 f.relativeTimerLocation = f.relativeTimerLocation ?? e.location
             },
-            "RandomizedDelaySec": { f, e throws(ConfigDiagnostic) in
-                let span = try timeSpan(e)
-                guard !span.isInfinite else { throw ConfigDiagnostic(e.location, key: e.key, "must be finite") }
-                f.randomizedDelay = span
-            },
-            "FixedRandomDelay": { f, e throws(ConfigDiagnostic) in f.fixedRandomDelay = try boolean(e) },
-            "Persistent": { f, e throws(ConfigDiagnostic) in f.persistent = try boolean(e) },
+            "RandomizedDelaySec": { f, e throws(ConfigDiagnostic) in f.definition.randomizedDelay = try finiteSpan(e) },
+            "FixedRandomDelay": { f, e throws(ConfigDiagnostic) in f.definition.fixedRandomDelay = try boolean(e) },
+            "Persistent": { f, e throws(ConfigDiagnostic) in f.definition.persistent = try boolean(e) },
             "OnCalendar": { f, e throws(ConfigDiagnostic) in
-                if e.value.isEmpty {
-                    f.onCalendar = []
-                    return
-                }
-                do throws(CalendarError) {
-                    f.onCalendar = (f.onCalendar ?? []) + [try CalendarSpec(parsing: e.value)]
-                } catch {
-                    throw ConfigDiagnostic(e.location, key: e.key, error.description)
+                try f.append(\.definition.onCalendar, e) { e throws(ConfigDiagnostic) in
+                    do throws(CalendarError) {
+                        return [try CalendarSpec(parsing: e.value)]
+                    } catch {
+                        throw ConfigDiagnostic(e.location, key: e.key, error.description)
+                    }
                 }
             },
         ],
         "Exec": [
             "ExecStart": { f, e throws(ConfigDiagnostic) in
                 if e.value.isEmpty {
-                    f.execStart = nil
+                    f.command.argv = []
+                    f.execStartLocation = nil
                     return
                 }
-                if f.execStart != nil {
+                if !f.command.argv.isEmpty {
                     throw ConfigDiagnostic(
                         e.location, key: e.key, "given twice (an empty ExecStart= first resets it)")
                 }
@@ -108,32 +93,31 @@ enum TaskFileKeys {
                     throw ConfigDiagnostic(
                         e.location, key: e.key, "'\(program)' must be an absolute path or a bare program name")
                 }
-                f.execStart = argv
+                f.command.argv = argv
                 f.execStartLocation = e.location
             },
             "Environment": { f, e throws(ConfigDiagnostic) in
-                if e.value.isEmpty {
-                    f.environment = []
-                    return
-                }
-                for assignment in try words(e) {
-                    guard let eq = assignment.firstIndex(of: "="), isEnvironmentName(assignment[..<eq]) else {
-                        throw ConfigDiagnostic(e.location, key: e.key, "'\(assignment)' is not NAME=value")
+                try f.append(\.command.environment, e) { e throws(ConfigDiagnostic) in
+                    let assignments = try words(e)
+                    for assignment in assignments {
+                        guard let eq = assignment.firstIndex(of: "="), isEnvironmentName(assignment[..<eq]) else {
+                            throw ConfigDiagnostic(e.location, key: e.key, "'\(assignment)' is not NAME=value")
+                        }
                     }
-                    f.environment.append(assignment)
+                    return assignments
                 }
             },
             "WorkingDirectory": { f, e throws(ConfigDiagnostic) in
                 guard e.value.hasPrefix("/") else {
                     throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not an absolute path")
                 }
-                f.workingDirectory = e.value
+                f.command.workingDirectory = e.value
             },
             "KillSignal": { f, e throws(ConfigDiagnostic) in
                 guard let n = SignalNames.number(e.value) else {
                     throw ConfigDiagnostic(e.location, key: e.key, "unknown signal '\(e.value)'")
                 }
-                f.killSignal = n
+                f.command.killSignal = n
             },
             "User": { f, e throws(ConfigDiagnostic) in
                 f.user = try Identities.one(e, "user", Identities.user)
@@ -147,20 +131,36 @@ enum TaskFileKeys {
                 guard e.value.count <= 4, let mask = UInt32(e.value, radix: 8), mask <= 0o777 else {
                     throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not an octal mode (0000 to 0777)")
                 }
-                f.umask = mask
+                f.command.identity.umask = mask
             },
             "Nice": { f, e throws(ConfigDiagnostic) in
                 guard let nice = Int32(e.value), (-20...19).contains(nice) else {
                     throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a nice level from -20 to 19")
                 }
-                f.nice = nice
+                f.command.identity.nice = nice
             },
-            "LogRateLimitIntervalSec": { f, e throws(ConfigDiagnostic) in f.logRateLimitInterval = try finiteSpan(e) },
+            "LogRateLimitIntervalSec": { f, e throws(ConfigDiagnostic) in
+                f.command.outputLimit.interval = try finiteSpan(e)
+            },
             "LogRateLimitBurst": { f, e throws(ConfigDiagnostic) in
-                f.logRateLimitBurst = try integer(e, in: 0...1_000_000)
+                f.command.outputLimit.burst = try integer(e, in: 0...1_000_000)
             },
         ],
     ]
+
+    /// The row for an entry's section and key, if the table has one.
+    static func row(_ e: UnitFileEntry) -> Apply? { table[e.section]?[e.key] }
+
+    /// A time span as a one-element list, for `TaskFile.append`.
+    static func spans(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> [TimeSpan] { [try timeSpan(e)] }
+
+    static func users(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> [UInt32] {
+        try Identities.append(nil, e, groups: false)
+    }
+
+    static func groups(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> [UInt32] {
+        try Identities.append(nil, e, groups: true)
+    }
 
     static func timeSpan(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> TimeSpan {
         do {
@@ -183,12 +183,6 @@ enum TaskFileKeys {
                 "'\(e.value)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
-    }
-
-    /// A list key: an empty value resets it, anything else appends (systemd's rule).
-    static func appendSpan(_ list: [TimeSpan]?, _ e: UnitFileEntry) throws(ConfigDiagnostic) -> [TimeSpan] {
-        if e.value.isEmpty { return [] }
-        return (list ?? []) + [try timeSpan(e)]
     }
 
     static func words(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> [String] {

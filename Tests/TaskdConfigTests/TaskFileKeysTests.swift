@@ -1,0 +1,74 @@
+import Testing
+
+@testable import TaskScheduling
+@testable import TaskdConfig
+
+/// Every key of the table, given a value, changes the definition: a key is its row and nothing
+/// else, so a row that parses and then sets nothing, or sets the wrong field, fails here.
+@Suite("Config: every task-file key is one row of the table, and it takes effect")
+struct TaskFileKeysTests {
+    /// One value per key, unlike its default. A key added to the table without one here fails `covered`.
+    static let samples: [String: [String: String]] = [
+        "Task": [
+            "Description": "d", "Kind": "appRefresh", "Identifier": "other", "RuntimeBudgetSec": "7s",
+            "CancelGraceSec": "3s", "Overlap": "queue", "QueueLimit": "3", "MaxAttempts": "4",
+            "RetryBackoffSec": "2s", "RetryBackoffMaxSec": "9s", "RetryJitter": "0.5", "RetryPreventExitStatus": "7",
+            "History": "3", "WakeUsers": "0", "WakeGroups": "0",
+        ],
+        "Timer": [
+            "OnStartupSec": "1s", "OnUnitActiveSec": "1h", "OnUnitInactiveSec": "2h", "RandomizedDelaySec": "5s",
+            "FixedRandomDelay": "yes", "Persistent": "yes", "OnCalendar": "daily",
+        ],
+        "Exec": [
+            "ExecStart": "/bin/echo other", "Environment": "A=1", "WorkingDirectory": "/tmp", "KillSignal": "SIGINT",
+            "User": "0", "Group": "0", "SupplementaryGroups": "0", "UMask": "0077", "Nice": "5",
+            "LogRateLimitIntervalSec": "1s", "LogRateLimitBurst": "5",
+        ],
+    ]
+
+    static let plain = "[Exec]\nExecStart=/bin/true\n"
+
+    static func load(_ text: String) -> TaskDefinition? {
+        ConfigLoader.parseTaskText(text, path: "/etc/taskd/tasks.d/t.task").0
+    }
+
+    @Test("every row of the table has a sample value here")
+    func covered() {
+        for (section, rows) in TaskFileKeys.table {
+            #expect(Set(rows.keys) == Set(Self.samples[section]?.keys.map { $0 } ?? []), "[\(section)]")
+        }
+    }
+
+    @Test("each key alone, on a plain command task, gives a definition unlike the plain one")
+    func eachKeyTakesEffect() throws {
+        let plain = try #require(Self.load(Self.plain))
+        for (section, rows) in Self.samples {
+            for (key, value) in rows {
+                // ExecStart= is given once: its sample stands in the plain task's place.
+                let text = (key == "ExecStart" ? "" : Self.plain) + "[\(section)]\n\(key)=\(value)\n"
+                let (definition, diagnostics) = ConfigLoader.parseTaskText(text, path: "/etc/taskd/tasks.d/t.task")
+                #expect(diagnostics.isEmpty, "\(key)=\(value): \(diagnostics)")
+                #expect(definition != nil && definition != plain, "\(key)=\(value) changed nothing")
+            }
+        }
+    }
+
+    @Test("a file over a Swift task's code-given definition: a list key replaces the code's list, others keep it")
+    func fileOverCode() throws {
+        var code = TaskDefinition(key: TaskKey(kind: "appRefresh", identifier: "t"), handler: .swift)
+        code.onStartup = [.seconds(5)]
+        code.onUnitActive = [.seconds(60)]
+        code.description = "from code"
+        var diagnostics: [ConfigDiagnostic] = []
+        let f = try ConfigFixture()
+        try f.write("tasks.d/t.task", "[Timer]\nOnStartupSec=10s\nOnStartupSec=20s\n")
+        _ = ConfigLoader.parseTaskFile(f.directory + "/tasks.d/t.task", &diagnostics)
+        let config = ConfigLoader.load(directory: f.directory, swiftTasks: [code])
+        #expect(config.diagnostics.isEmpty && diagnostics.isEmpty)
+        let task = try #require(config.tasks.first)
+        #expect(task.key == code.key && task.handler == .swift)
+        #expect(task.onStartup == [.seconds(10), .seconds(20)], "the file's list replaces the code's")
+        #expect(task.onUnitActive == [.seconds(60)] && task.description == "from code", "the rest is the code's")
+        #expect(task.budget == code.budget, "the kind's default budget, as the code's")
+    }
+}
