@@ -78,7 +78,7 @@ extension CalendarSpec {
 
     /// systemd's `find_matching_component`: moves `value` to the next allowed one; nil if none,
     /// true if it changed.
-    private func match(_ chain: CalendarChain?, isDay: Bool, _ t: tm, _ value: inout Int) -> Bool? {
+    private func match(_ chain: [CalendarComponent]?, isDay: Bool, _ t: tm, _ value: inout Int) -> Bool? {
         guard let chain else { return false }
         var best: Int?
         for c in chain {
@@ -158,7 +158,7 @@ extension CalendarSpec {
         /// it if it moved), then check the time still exists. False means "look again": after
         /// `carry` (no value left, or normalizing went backwards) or after normalizing forward.
         func step(
-            _ chain: CalendarChain?, isDay: Bool = false, read: () -> Int, write: (Int) -> Void,
+            _ chain: [CalendarComponent]?, isDay: Bool = false, read: () -> Int, write: (Int) -> Void,
             resetBelow level: Int?, carry: () -> Void
         ) -> Bool {
             var v = read()

@@ -4,15 +4,15 @@
 public struct CalendarSpec: Hashable, Sendable, CustomStringConvertible {
     /// Weekday bits, Monday = bit 0; nil for every day.
     public var weekdays: Int?
-    public var year: CalendarChain?
-    public var month: CalendarChain?
-    public var day: CalendarChain?
+    public var year: [CalendarComponent]?
+    public var month: [CalendarComponent]?
+    public var day: [CalendarComponent]?
     /// `~`: days count back from the end of the month.
     public var endOfMonth = false
-    public var hour: CalendarChain?
-    public var minute: CalendarChain?
+    public var hour: [CalendarComponent]?
+    public var minute: [CalendarComponent]?
     /// Seconds, in microseconds.
-    public var second: CalendarChain?
+    public var second: [CalendarComponent]?
     public var utc = false
     /// An IANA time zone name, when the expression ends with one.
     public var timeZone: String?
@@ -74,7 +74,7 @@ public struct CalendarSpec: Hashable, Sendable, CustomStringConvertible {
 
     /// One field as systemd prints it. Seconds print as `*` whenever their chain holds `0/1` (every second),
     /// whatever else it holds: systemd's form drops the others, though they still elapse (`0/1,3.5`).
-    static func format(_ chain: CalendarChain?, width: Int, usec: Bool = false) -> String {
+    static func format(_ chain: [CalendarComponent]?, width: Int, usec: Bool = false) -> String {
         guard let chain else { return "*" }
         let d = usec ? usecPerSecond : 1
         if usec, chain.contains(CalendarComponent(start: 0, repeat: usecPerSecond)) { return "*" }

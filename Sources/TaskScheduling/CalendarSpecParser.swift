@@ -167,7 +167,7 @@ enum CalendarSpecParser {
 
     static func parseTime(_ s: [UInt8], _ p: inout Int, _ spec: inout CalendarSpec) throws {
         var t = p
-        let zero: CalendarChain = [CalendarComponent(start: 0)]
+        let zero: [CalendarComponent] = [CalendarComponent(start: 0)]
         if t == s.count {
             spec.hour = zero
             spec.minute = zero
@@ -178,7 +178,7 @@ enum CalendarSpecParser {
         guard t < s.count, s[t] == UInt8(ascii: ":") else { throw Failure(reason: "expected ':' at '\(rest(s, t))'") }
         t += 1
         let m = try parseChain(s, &t, usec: false)
-        var sec: CalendarChain? = zero
+        var sec: [CalendarComponent]? = zero
         if t < s.count {
             guard s[t] == UInt8(ascii: ":") else { throw Failure(reason: "expected ':' at '\(rest(s, t))'") }
             t += 1
@@ -191,7 +191,7 @@ enum CalendarSpecParser {
         spec.second = sec
     }
 
-    static func parseChain(_ s: [UInt8], _ p: inout Int, usec: Bool) throws -> CalendarChain? {
+    static func parseChain(_ s: [UInt8], _ p: inout Int, usec: Bool) throws -> [CalendarComponent]? {
         if p < s.count, s[p] == UInt8(ascii: "*") {
             p += 1
             return usec ? [CalendarComponent(start: 0, repeat: CalendarSpec.usecPerSecond)] : nil
@@ -203,7 +203,7 @@ enum CalendarSpecParser {
             guard p < s.count, s[p] == UInt8(ascii: ",") else { break }
             p += 1
         }
-        return CalendarChain(chain)
+        return chain
     }
 
     static func parseComponent(_ s: [UInt8], _ p: inout Int, usec: Bool) throws -> CalendarComponent {
@@ -306,7 +306,7 @@ enum CalendarSpecParser {
         }
         if let w = spec.weekdays, w <= 0 || w >= 127 { spec.weekdays = nil }
         if spec.endOfMonth && spec.day == nil { spec.endOfMonth = false }
-        spec.year = spec.year.map { CalendarChain($0.map(fixYear)) }
+        spec.year = spec.year.map { $0.map(fixYear) }
         spec.year = normalizeChain(spec.year)
         spec.month = normalizeChain(spec.month)
         spec.day = normalizeChain(spec.day)
@@ -320,7 +320,7 @@ enum CalendarSpecParser {
         return CalendarComponent(start: fix(c.start), stop: c.stop >= 0 ? fix(c.stop) : c.stop, repeat: c.repeat)
     }
 
-    static func normalizeChain(_ field: CalendarChain?) -> CalendarChain? {
+    static func normalizeChain(_ field: [CalendarComponent]?) -> [CalendarComponent]? {
         guard let field else { return nil }
         var chain = Array(field)
         for i in chain.indices {
@@ -336,11 +336,11 @@ enum CalendarSpecParser {
         }
         var unique: [CalendarComponent] = []
         for c in chain.sorted() where unique.last != c { unique.append(c) }
-        return CalendarChain(unique)
+        return unique
     }
 
     static func invalidity(_ spec: CalendarSpec) -> String? {
-        func check(_ chain: CalendarChain?, _ name: String, _ from: Int, _ to: Int, endOfMonth: Bool = false)
+        func check(_ chain: [CalendarComponent]?, _ name: String, _ from: Int, _ to: Int, endOfMonth: Bool = false)
             -> String?
         {
             let top = endOfMonth ? to - 3 : to

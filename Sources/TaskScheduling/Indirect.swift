@@ -1,7 +1,6 @@
 /// A value kept on the heap behind one pointer, shared by copies until one of them changes it
-/// (copy on write): for the large, seldom changed part of a struct stored once per task.
-/// `OutOfLine` is its counterpart for an optional field that is nil most of the time: nil there costs
-/// no allocation, where `Indirect` always holds a box, which equal values may share (`SharedValues`).
+/// (copy on write): for the large, seldom changed part of a struct stored once per task, whose
+/// equal values tasks share (`SharedValues`).
 @propertyWrapper
 struct Indirect<Value: Hashable & Sendable>: Hashable, Sendable {
     // Mutated only through `wrappedValue`, and only once no other copy holds it: safe to share.

@@ -1,13 +1,11 @@
 /// Stores equal parts of the definitions one configuration load builds once: every task whose
-/// `OnCalendar=`, argv, command settings, other settings or file's folder equal another's holds the
-/// other's copy (copy on write, so changing one task later copies only that task's part). Kept for
+/// `OnCalendar=`, argv, command settings or other settings equal another's holds the other's copy (copy on write, so changing one task later copies only that task's part). Kept for
 /// one load.
 public struct SharedValues {
     private var calendars: Set<[CalendarSpec]> = []
     private var argvs: Set<[String]> = []
     private var execOptions: Set<Indirect<ExecOptions>> = []
     private var options: Set<Indirect<TaskOptions>> = []
-    private var folders: Set<String> = []
 
     public init() {}
 
@@ -21,7 +19,6 @@ public struct SharedValues {
             d.handler = .command(command)
         }
         d.$options = options.insert(d.$options).memberAfterInsert
-        if let folder = d.sourcePath.folder { d.sourcePath.folder = folders.insert(folder).memberAfterInsert }
         return d
     }
 }

@@ -8,15 +8,15 @@ public struct TaskActivity: Hashable, Sendable {
     /// Runs waiting behind the current one (`Overlap=queue`), oldest first.
     public var queue: [String] = []
     /// A retry waiting for its backoff.
-    @OutOfLine public var retry: PendingRetry?
+    public var retry: PendingRetry?
     /// The last run that ended as the task's own (never a fenced run): the task's last result.
-    @OutOfLine public var lastRun: Run?
+    public var lastRun: Run?
     /// Monotonic instants of `OnStartupSec=` elapses that have not fired yet.
     public var pendingStartup: [UInt64] = []
     /// Monotonic instant of the last run's start and of the last timer trigger (OnUnitActiveSec= base).
-    @PackedInstant public var lastActivation: UInt64? = nil
+    public var lastActivation: UInt64?
     /// Monotonic instant the last run ended (OnUnitInactiveSec= base).
-    @PackedInstant public var lastDeactivation: UInt64? = nil
+    public var lastDeactivation: UInt64?
     /// The `RandomizedDelaySec=` delay added to the current arming, in microseconds.
     public var randomDelay: UInt64 = 0
     public var lastTrigger: ClockReading?

@@ -1,17 +1,12 @@
 /// Everything the scheduler knows about one task: identity, budget, timers and handler.
-/// Its name, calendar, handler and source are stored inline; every other setting sits in one shared,
-/// copy-on-write `TaskOptions` (80 bytes inline instead of 344).
+/// Its name, calendar and handler are stored inline; every other setting sits in one shared,
+/// copy-on-write `TaskOptions` (`SharedValues` stores equal ones once), read and written through
+/// the properties below.
 public struct TaskDefinition: Hashable, Sendable {
     public var key: TaskKey
     /// `OnCalendar=`: wall-clock elapses (systemd.time(7)); the earliest of them counts.
     public var onCalendar: [CalendarSpec]
     public var handler: HandlerSpec
-    /// Where the definition came from (a file path, or "swift" for code), for messages.
-    public var source: String {
-        get { sourcePath.description }
-        set { sourcePath = SourcePath(newValue) }
-    }
-    var sourcePath: SourcePath
     @Indirect var options: TaskOptions
 
     public var description: String {
@@ -87,7 +82,7 @@ public struct TaskDefinition: Hashable, Sendable {
     public init(
         key: TaskKey, description: String = "", budget: TimeSpan? = nil, cancelGrace: TimeSpan? = nil,
         onStartup: [TimeSpan] = [], onUnitActive: [TimeSpan] = [], onCalendar: [CalendarSpec] = [],
-        handler: HandlerSpec, source: String = "swift"
+        handler: HandlerSpec
     ) {
         self.key = key
         self.options = TaskOptions(
@@ -96,7 +91,6 @@ public struct TaskDefinition: Hashable, Sendable {
             onUnitActive: onUnitActive)
         self.onCalendar = onCalendar
         self.handler = handler
-        self.sourcePath = SourcePath(source)
     }
 
     /// Offset from a run's start at which cancellation is signalled: `budget − grace`, never negative.

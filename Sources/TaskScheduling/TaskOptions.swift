@@ -1,4 +1,4 @@
-/// A task definition's settings beyond its name, calendar, handler and source: the same in most
+/// A task definition's settings beyond its name, calendar and handler: the same in most
 /// tasks of a configuration, so that `SharedValues` stores them once for all of them.
 struct TaskOptions: Hashable, Sendable {
     var description: String

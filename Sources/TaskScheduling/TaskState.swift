@@ -1,13 +1,12 @@
 /// The scheduler's bookkeeping for one task: its definition, its next calendar elapse, and its
 /// activity (runs, retry, start-up timers, last trigger) out of line, none while that is all at
-/// its defaults (`TaskActivity`): an idle task's state is 120 bytes (816 before the first of these
-/// changes). Optional instants are packed (`PackedInstant`): 8 bytes, not 16.
+/// its defaults (`TaskActivity`): an idle task's state stays small.
 public struct TaskState: Hashable, Sendable {
     public var definition: TaskDefinition
     /// The next `OnCalendar=` elapse: its CLOCK_REALTIME time, and the monotonic instant it maps to
     /// by the clock reading it was computed at (recomputed after each firing).
-    @PackedInstant public var calendarDueRealtime: UInt64? = nil
-    @PackedInstant public var calendarDueMonotonic: UInt64? = nil
+    public var calendarDueRealtime: UInt64?
+    public var calendarDueMonotonic: UInt64?
     /// nil while the activity is all at its defaults.
     private var activityBox: TaskActivity.Box?
 

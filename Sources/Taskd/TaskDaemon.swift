@@ -96,7 +96,7 @@ public struct TaskDaemon: Sendable {
         var definition = TaskDefinition(
             key: key, description: description, budget: budget.map(Self.span),
             cancelGrace: cancelGrace.map(Self.span), onStartup: (onStartup ?? interval).map { [Self.span($0)] } ?? [],
-            onUnitActive: interval.map { [Self.span($0)] } ?? [], handler: .swift, source: "swift")
+            onUnitActive: interval.map { [Self.span($0)] } ?? [], handler: .swift)
         definition.overlap = overlap
         definition.retry.maxAttempts = max(1, maxAttempts)
         copy.registrations.removeAll { $0.definition.key == key }

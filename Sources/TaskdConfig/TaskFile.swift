@@ -32,7 +32,6 @@ public struct TaskFile: Sendable {
         self.base = base
         definition =
             base ?? TaskDefinition(key: TaskKey(kind: TaskKind.processing, identifier: "?"), handler: .swift)
-        definition.source = path
     }
 
     /// `WakeUsers=` and `WakeGroups=`: who besides root may wake or cancel the task.

@@ -30,7 +30,7 @@ func commandTask(
     TaskDefinition(
         key: TaskKey(kind: kind, identifier: name), budget: .seconds(budget), cancelGrace: .seconds(grace),
         onStartup: onStartup.map { .seconds($0) }, onUnitActive: onUnitActive.map { .seconds($0) },
-        handler: .command(CommandSpec(argv: ["/bin/true"])), source: "test")
+        handler: .command(CommandSpec(argv: ["/bin/true"])))
 }
 
 func swiftTask(_ name: String, budget: UInt64 = 30, grace: UInt64 = 5) -> TaskDefinition {

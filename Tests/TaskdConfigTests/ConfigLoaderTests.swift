@@ -257,7 +257,7 @@ struct ConfigLoaderTests {
         guard case .command(let commandA) = a.handler, case .command(let commandC) = c.handler else {
             return #expect(Bool(false))
         }
-        #expect(commandA.$options.isIdentical(to: commandC.$options) && a.source != b.source)
+        #expect(commandA.$options.isIdentical(to: commandC.$options))
     }
 
     @Test("two files defining the same kind:identifier: the second is an error")

@@ -35,7 +35,7 @@ final class DaemonFixture {
     {
         TaskDefinition(
             key: TaskKey(kind: "processing", identifier: name), budget: budget, cancelGrace: grace,
-            handler: .command(CommandSpec(argv: argv)), source: "test")
+            handler: .command(CommandSpec(argv: argv)))
     }
 
     /// Sends `call` to the control service as the socket would (on the event loop, isolated to the
@@ -145,7 +145,7 @@ struct DaemonTests {
     @Test("a Swift handler gets the payload and its result is kept with the run")
     func swiftHandler() async throws {
         let key = TaskKey(kind: "appRefresh", identifier: "echo")
-        var definition = TaskDefinition(key: key, handler: .swift, source: "swift")
+        var definition = TaskDefinition(key: key, handler: .swift)
         definition.overlap = .coalesce
         let handler = TaskHandler { run, _ in "{\"got\":\(run.payload ?? "null")}" }
         let f = await DaemonFixture([definition], handlers: ["echo": handler])
