@@ -40,12 +40,15 @@ let package = Package(
             exclude: ["io.taskd.Scheduler.varlink"]),
         // Running handlers: commands (posix_spawn, process groups, signals) and output capture.
         .target(name: "TaskRuntime", dependencies: ["TaskScheduling", "CTaskdShim", "TaskdIO"]),
-        // journald, sd_notify, listen fds, the Unix socket server, signals.
+        // journald (and its queue), sd_notify, listen fds, the Unix socket server, signals, clock changes.
         .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "TaskdProtocol", "TaskdIO"]),
-        // The embedding API (backgroundTask(_:action:)) and the daemon loop.
+        // The daemon: the orchestrator that performs the scheduler's actions, the control service,
+        // the state folder and the journal's events.
         .target(
-            name: "Taskd",
-            dependencies: ["TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem"]),
+            name: "TaskdDaemon",
+            dependencies: ["TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdIO"]),
+        // The public API an app imports: backgroundTask(_:action:) and run().
+        .target(name: "Taskd", dependencies: ["TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdIO"]),
         // taskctl's logic, as a library so that the executable stays thin.
         .target(name: "TaskControl", dependencies: ["TaskdProtocol", "TaskScheduling", "TaskdIO"]),
 
@@ -62,6 +65,10 @@ let package = Package(
         .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol"]),
         .testTarget(name: "TaskdIOTests", dependencies: ["TaskdIO"]),
         .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime"]),
-        .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdSystem", "TaskdIO"]),
+        .testTarget(name: "TaskdSystemTests", dependencies: ["TaskdSystem", "TaskdIO", "TaskdProtocol"]),
+        .testTarget(
+            name: "TaskdDaemonTests",
+            dependencies: ["TaskdDaemon", "TaskdSystem", "TaskdIO", "TaskdConfig", "TaskdProtocol", "TaskScheduling"]),
+        .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdDaemon"]),
     ] + fuzzTargets
 )

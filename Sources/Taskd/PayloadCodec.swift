@@ -1,3 +1,4 @@
+import TaskdDaemon
 import TaskdProtocol
 
 /// Decodes wake payloads into a handler's `Decodable` type and encodes its `Encodable` result

@@ -29,7 +29,8 @@ enum TaskFileKeys {
                 f.definition.retry.maxAttempts = try integer(e, in: 1...1000)
             },
             "RetryBackoffSec": { f, e throws(ConfigDiagnostic) in f.definition.retry.backoff = try finiteSpan(e) },
-            "RetryBackoffMaxSec": { f, e throws(ConfigDiagnostic) in f.definition.retry.backoffMax = try finiteSpan(e) },
+            "RetryBackoffMaxSec": { f, e throws(ConfigDiagnostic) in f.definition.retry.backoffMax = try finiteSpan(e)
+            },
             "RetryJitter": { f, e throws(ConfigDiagnostic) in
                 guard let value = Double(e.value), value >= 0, value <= 1 else {
                     throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a fraction from 0 to 1")

@@ -155,7 +155,8 @@ struct ConfigLoaderTests {
     func dropIns() throws {
         let f = try ConfigFixture()
         try f.write(
-            "tasks.d/t.task", "[Timer]\nOnStartupSec=1s\nOnUnitActiveSec=1min\nOnUnitActiveSec=2min\n[Exec]\nExecStart=/bin/true\n")
+            "tasks.d/t.task",
+            "[Timer]\nOnStartupSec=1s\nOnUnitActiveSec=1min\nOnUnitActiveSec=2min\n[Exec]\nExecStart=/bin/true\n")
         try f.write("tasks.d/t.task.d/20-later.conf", "[Task]\nRuntimeBudgetSec=20s\n")
         try f.write(
             "tasks.d/t.task.d/10-first.conf",
@@ -374,9 +375,13 @@ extension ConfigLoaderTests {
     @Test("OnUnitActiveSec= or OnUnitInactiveSec= with no first trigger: a warning at its line, the task still loads")
     func relativeTimerAlone() throws {
         let f = try ConfigFixture()
-        try f.write("tasks.d/alone.task", "[Task]\nKind=k\n[Timer]\nOnUnitInactiveSec=5min\nOnUnitActiveSec=1h\n[Exec]\nExecStart=/bin/true\n")
-        try f.write("tasks.d/started.task", "[Timer]\nOnStartupSec=1min\nOnUnitActiveSec=1h\n[Exec]\nExecStart=/bin/true\n")
-        try f.write("tasks.d/calendar.task", "[Timer]\nOnCalendar=daily\nOnUnitActiveSec=1h\n[Exec]\nExecStart=/bin/true\n")
+        try f.write(
+            "tasks.d/alone.task",
+            "[Task]\nKind=k\n[Timer]\nOnUnitInactiveSec=5min\nOnUnitActiveSec=1h\n[Exec]\nExecStart=/bin/true\n")
+        try f.write(
+            "tasks.d/started.task", "[Timer]\nOnStartupSec=1min\nOnUnitActiveSec=1h\n[Exec]\nExecStart=/bin/true\n")
+        try f.write(
+            "tasks.d/calendar.task", "[Timer]\nOnCalendar=daily\nOnUnitActiveSec=1h\n[Exec]\nExecStart=/bin/true\n")
         let config = ConfigLoader.load(directory: f.directory)
         #expect(config.isValid)
         #expect(config.tasks.map(\.key.identifier).sorted() == ["alone", "calendar", "started"])

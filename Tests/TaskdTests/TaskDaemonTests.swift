@@ -1,4 +1,5 @@
 import TaskScheduling
+import TaskdDaemon
 import Testing
 
 @testable import Taskd
@@ -21,7 +22,8 @@ struct TaskDaemonTests {
     @Test("--version names the app and its version, then taskd's; taskd alone prints its own")
     func version() {
         #expect(TaskDaemon().versionLine == "taskd \(TaskdVersion.current)")
-        #expect(TaskDaemon(name: "weatherd", version: "2.1").versionLine == "weatherd 2.1 (taskd \(TaskdVersion.current))")
+        #expect(
+            TaskDaemon(name: "weatherd", version: "2.1").versionLine == "weatherd 2.1 (taskd \(TaskdVersion.current))")
         #expect(TaskDaemon(name: "weatherd").versionLine == "weatherd (taskd \(TaskdVersion.current))")
     }
 }

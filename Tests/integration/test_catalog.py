@@ -9,7 +9,7 @@ from conftest import ROOT
 
 
 def code_ids():
-    text = (ROOT / "Sources" / "Taskd" / "MessageID.swift").read_text()
+    text = (ROOT / "Sources" / "TaskdDaemon" / "Journal" / "MessageID.swift").read_text()
     return set(re.findall(r'= "([0-9a-f]{32})"', text))
 
 

@@ -33,10 +33,7 @@ public struct TaskActivity: Hashable, Sendable {
     /// The activity on the heap, shared by copies of a state until one of them changes it: only
     /// `TaskState` changes it, and only while it holds the only reference.
     final class Box: Hashable, @unchecked Sendable {
-        /// Unchecked: every state reads its activity on each change and each due computed, and
-        /// Swift's dynamic exclusivity checks on a class property cost 5k instructions per wake
-        /// (callgrind); only a state that holds the box alone changes it.
-        @exclusivity(unchecked) var value: TaskActivity
+        var value: TaskActivity
         init(_ value: TaskActivity) { self.value = value }
 
         static func == (a: Box, b: Box) -> Bool { a === b || a.value == b.value }

@@ -3,7 +3,7 @@ import TaskScheduling
 import TaskdIO
 import Testing
 
-@testable import Taskd
+@testable import TaskdDaemon
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,7 @@
 import Testing
 
 @testable import TaskScheduling
-@testable import Taskd
+@testable import TaskdDaemon
 
 @Suite("Held notices: a signal's notice waits for its run's end, or its delay, and keeps its order")
 struct HeldNoticesTests {

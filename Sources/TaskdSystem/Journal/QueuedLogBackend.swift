@@ -13,10 +13,12 @@ import TaskdSystem
 /// when the backlog has halved; taskd's own events are never shed. An entry sent `lazy` is
 /// formatted on the queue's thread, off the event loop. `whenHandedOn` is a barrier: someone waits
 /// on it (a watcher of a run's end), so it is drained at once, without the pace.
-final class QueuedLogBackend: LogBackend {
+public final class QueuedLogBackend: LogBackend {
     static let outputBacklog = 16_384
 
     let base: any LogBackend
+    /// The entry that tells how many lines of output were shed.
+    private let shedNotice: @Sendable (Int) -> LogEntry
     private let queue = DispatchQueue(label: "taskd.log")
     private let batch = Mutex<[Item]>([])
     private let pending = Atomic<Int>(0)
@@ -25,7 +27,7 @@ final class QueuedLogBackend: LogBackend {
     private let drainedAt = Atomic<UInt64>(0)
 
     /// The least time between two wake-ups of the queue's thread while entries keep coming (µs).
-    static let pace: UInt64 = 10_000
+    public static let pace: UInt64 = 10_000
     let pace: UInt64
 
     /// An entry, what makes it, or a barrier to call once the entries before it are handed on.
@@ -35,12 +37,17 @@ final class QueuedLogBackend: LogBackend {
         case barrier(@Sendable () -> Void)
     }
 
-    init(base: any LogBackend, pace: UInt64 = QueuedLogBackend.pace) {
+    /// Queues entries for `base`; `shedNotice` makes the entry that tells of shed output.
+    public init(
+        base: any LogBackend, pace: UInt64 = QueuedLogBackend.pace,
+        shedNotice: @escaping @Sendable (Int) -> LogEntry = QueuedLogBackend.shedNotice
+    ) {
         self.base = base
         self.pace = pace
+        self.shedNotice = shedNotice
     }
 
-    func send(_ entry: LogEntry) {
+    public func send(_ entry: LogEntry) {
         if entry.sheddable && pending.load(ordering: .relaxed) >= Self.outputBacklog {
             shed.add(1, ordering: .relaxed)
             return
@@ -48,11 +55,11 @@ final class QueuedLogBackend: LogBackend {
         enqueue(.entry(entry))
     }
 
-    func send(lazy make: @escaping @Sendable () -> LogEntry) { enqueue(.lazy(make)) }
+    public func send(lazy make: @escaping @Sendable () -> LogEntry) { enqueue(.lazy(make)) }
 
     /// Calls `body` on the queue's thread once every entry sent before has been handed on; the
     /// queue drains at once rather than at its pace. Safe from any thread.
-    func whenHandedOn(_ body: @escaping @Sendable () -> Void) {
+    public func whenHandedOn(_ body: @escaping @Sendable () -> Void) {
         batch.withLock { $0.append(.barrier(body)) }
         queue.async { self.drain() }
     }
@@ -107,19 +114,22 @@ final class QueuedLogBackend: LogBackend {
         slice.removeAll(keepingCapacity: true)
         if left < Self.outputBacklog / 2 {
             let count = shed.exchange(0, ordering: .relaxed)
-            if count > 0 { base.send(Self.backlogEntry(count)) }
+            if count > 0 { base.send(shedNotice(count)) }
         }
     }
 
     /// Waits until every entry sent so far has been handed on.
-    func flush() { queue.sync { drain() } }
+    public func flush() { queue.sync { drain() } }
 
-    static func backlogEntry(_ count: Int) -> LogEntry {
-        var entry = EventJournal.entry(
-            .outputShed, 4,
-            "dropped \(count) line(s) of handler output: the journal did not keep up with "
-                + "\(outputBacklog) waiting entries")
-        entry.set("TASKD_OUTPUT_SHED", String(count))
-        return entry
+    /// The entry that tells `count` lines of output were shed (priority warning, `TASKD_OUTPUT_SHED`).
+    public static func shedNotice(_ count: Int) -> LogEntry {
+        LogEntry([
+            (
+                "MESSAGE",
+                "dropped \(count) line(s) of handler output: the journal did not keep up with "
+                    + "\(outputBacklog) waiting entries"
+            ),
+            ("PRIORITY", "4"), ("TASKD_OUTPUT_SHED", String(count)),
+        ])
     }
 }

@@ -1,10 +1,9 @@
 import Foundation
 import Synchronization
 import TaskdIO
-import TaskdSystem
 import Testing
 
-@testable import Taskd
+@testable import TaskdSystem
 
 /// A backend that holds every send until released, as a stopped journald would.
 final class StalledBackend: LogBackend {
@@ -52,7 +51,7 @@ struct QueuedLogBackendTests {
         #expect(output.map(\.message) == (0..<output.count).map { "line \($0)" })
         let shed = received.filter { $0["TASKD_OUTPUT_SHED"] != nil }
         #expect(shed.map { $0["TASKD_OUTPUT_SHED"] } == [String(limit + 5000 - output.count)])
-        #expect(shed.first?["MESSAGE_ID"] == MessageID.outputShed.rawValue)
+        #expect(shed.first?["PRIORITY"] == "4")
     }
 
     @Test("below the backlog nothing is shed")

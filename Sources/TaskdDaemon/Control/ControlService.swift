@@ -166,18 +166,18 @@ struct ControlService: Sendable {
     /// Reloads the configuration (off the loop: it reads files) and answers with what changed.
     private func reload(on channel: some ReplyChannel) async {
         switch await daemon.reload() {
-            case .success(let diff):
-                func names(_ keys: [TaskKey]) -> JSONValue { .array(keys.map { .string($0.description) }) }
-                channel.send(
-                    VarlinkReply(parameters: [
-                        "added": names(diff.added), "removed": names(diff.removed), "changed": names(diff.changed),
-                        "unchanged": .int(Int64(diff.unchanged.count)),
-                    ]))
-            case .failure(let failure):
-                channel.send(
-                    .error(
-                        SchedulerInterface.invalidConfiguration, ["errors": .array(failure.errors.map { .string($0) })])
-                )
-            }
+        case .success(let diff):
+            func names(_ keys: [TaskKey]) -> JSONValue { .array(keys.map { .string($0.description) }) }
+            channel.send(
+                VarlinkReply(parameters: [
+                    "added": names(diff.added), "removed": names(diff.removed), "changed": names(diff.changed),
+                    "unchanged": .int(Int64(diff.unchanged.count)),
+                ]))
+        case .failure(let failure):
+            channel.send(
+                .error(
+                    SchedulerInterface.invalidConfiguration, ["errors": .array(failure.errors.map { .string($0) })])
+            )
+        }
     }
 }

@@ -2,8 +2,10 @@ import TaskScheduling
 
 /// A registered Swift handler with its types erased: it decodes the run's payload, runs the
 /// action, and returns its result encoded as JSON text (nil for a task without a result type).
-struct TaskHandler: Sendable {
+package struct TaskHandler: Sendable {
     let body: @Sendable (Run, ClockReading) async throws -> String?
+
+    package init(_ body: @escaping @Sendable (Run, ClockReading) async throws -> String?) { self.body = body }
 
     func callAsFunction(_ run: Run, now: ClockReading) async throws -> String? { try await body(run, now) }
 }

@@ -8,7 +8,7 @@ public struct TargetResolver: Sendable {
     /// needed (`Scheduler.resolver`) rather than keeping one while the table changes.
     private let tasks: TaskTable
 
-    public init(tasks: TaskTable) { self.tasks = tasks }
+    package init(tasks: TaskTable) { self.tasks = tasks }
 
     /// Every task the target names; throws when it names none.
     public func resolve(_ target: String) throws(TargetError) -> [TaskKey] {

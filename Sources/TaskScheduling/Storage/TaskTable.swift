@@ -6,7 +6,7 @@
 /// slots in key order (4 bytes a task, where a dictionary of keys to slots took about 60, and the
 /// resolver's sorted copy of the keys 32 more). Each state is boxed, copy on write: a dictionary
 /// of 800-byte states held inline took 14 MiB of buckets at 10,000 tasks.
-public struct TaskTable: Sendable, Hashable {
+package struct TaskTable: Sendable, Hashable {
     /// The slots of the tasks, in key order.
     private var order: [Int32] = []
     /// By slot; a free slot's box holds no state.
@@ -14,16 +14,16 @@ public struct TaskTable: Sendable, Hashable {
     private var freeSlots: [Int32] = []
     private var index = DueIndex()
 
-    public init() {}
+    package init() {}
 
     /// Makes room for `count` tasks, so that loading them grows no array.
-    public mutating func reserveCapacity(_ count: Int) {
+    package mutating func reserveCapacity(_ count: Int) {
         order.reserveCapacity(count)
         boxes.reserveCapacity(count)
         index.reserveCapacity(count)
     }
 
-    public subscript(key: TaskKey) -> TaskState? {
+    package subscript(key: TaskKey) -> TaskState? {
         get { find(key).map { boxes[Int(order[$0])].state } ?? nil }
         _modify {
             // A box shared with a copy of the table is copied first; the state is changed in place.
@@ -56,14 +56,14 @@ public struct TaskTable: Sendable, Hashable {
     }
 
     /// The tasks' keys, in key order.
-    public var keys: [TaskKey] { order.map(key(of:)) }
+    package var keys: [TaskKey] { order.map(key(of:)) }
     /// The tasks' states, in key order.
-    public var values: [TaskState] { order.map { boxes[Int($0)].state! } }
-    public var count: Int { order.count }
-    public var isEmpty: Bool { order.isEmpty }
+    package var values: [TaskState] { order.map { boxes[Int($0)].state! } }
+    package var count: Int { order.count }
+    package var isEmpty: Bool { order.isEmpty }
 
     /// The keys of the tasks whose identifier is `identifier` (one per kind), in key order.
-    public func keys(named identifier: String) -> [TaskKey] {
+    package func keys(named identifier: String) -> [TaskKey] {
         // Keys order by identifier first: one identifier's tasks sit side by side.
         var found: [TaskKey] = []
         for slot in order[firstPlace(where: { $0.identifier < identifier })...] {
@@ -76,10 +76,10 @@ public struct TaskTable: Sendable, Hashable {
 
     /// The earliest instant any task needs the scheduler (a timer or a retry), and which task (of
     /// tasks due at the same instant, the one that has held its slot longest).
-    public var nextDue: (due: UInt64, key: TaskKey)? { index.first.map { ($0.due, key(of: $0.slot)) } }
+    package var nextDue: (due: UInt64, key: TaskKey)? { index.first.map { ($0.due, key(of: $0.slot)) } }
 
     /// The instant of `nextDue` alone.
-    public var nextDueInstant: UInt64? { index.first?.due }
+    package var nextDueInstant: UInt64? { index.first?.due }
 
     /// The tasks due at or before `instant`, in key order.
     func due(atOrBefore instant: UInt64) -> [TaskKey] { index.due(atOrBefore: instant).map(key(of:)).sorted() }
@@ -109,12 +109,12 @@ public struct TaskTable: Sendable, Hashable {
     }
 
     /// Equal when they hold the same tasks in the same states, whatever slots those have.
-    public static func == (a: TaskTable, b: TaskTable) -> Bool {
+    package static func == (a: TaskTable, b: TaskTable) -> Bool {
         a.count == b.count
             && a.order.indices.allSatisfy { a.boxes[Int(a.order[$0])].state == b.boxes[Int(b.order[$0])].state }
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         // In key order, which is independent of the slots, as `==` is.
         hasher.combine(count)
         for slot in order { hasher.combine(boxes[Int(slot)].state) }
@@ -123,11 +123,8 @@ public struct TaskTable: Sendable, Hashable {
     /// One task's state on the heap, shared by copies of the table until one of them changes it.
     /// Only the table's subscript changes it, and only when the table holds the only reference.
     private final class Box: @unchecked Sendable {
-        /// nil in a free slot, and while the subscript adds or removes a task. Unchecked: the
-        /// binary search reads a key in place at each step, and Swift's dynamic exclusivity check
-        /// on a class property costs more than the comparison; only the table's subscript changes
-        /// a state, while it holds the only reference to the box.
-        @exclusivity(unchecked) var state: TaskState?
+        /// nil in a free slot, and while the subscript adds or removes a task.
+        var state: TaskState?
 
         init() {}
 

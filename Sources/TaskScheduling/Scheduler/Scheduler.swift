@@ -7,7 +7,7 @@
 /// reason but its budget or shutdown is *fenced*: detached from its task at once, so its late
 /// result is stale, never the task's last result, and never retried.
 public struct Scheduler: Sendable {
-    public internal(set) var tasks = TaskTable()
+    package internal(set) var tasks = TaskTable()
     public internal(set) var runs: [String: Run] = [:]
     /// Runs that start as soon as a slot is free: `appRefresh` ahead of every other kind, then FIFO.
     public internal(set) var ready: [String] = []

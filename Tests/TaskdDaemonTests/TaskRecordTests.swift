@@ -2,7 +2,7 @@ import TaskScheduling
 import TaskdProtocol
 import Testing
 
-@testable import Taskd
+@testable import TaskdDaemon
 
 /// The record file: its hand-assembled bytes equal the generic JSON encoding, and read back.
 struct TaskRecordTests {

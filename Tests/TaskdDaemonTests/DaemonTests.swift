@@ -1,12 +1,12 @@
 import Foundation
-import TaskdIO
 import TaskScheduling
+import TaskdIO
 import TaskdProtocol
 import TaskdSystem
 import Testing
 
-@testable import Taskd
 @testable import TaskdConfig
+@testable import TaskdDaemon
 
 /// A `Daemon` on a temporary state folder with the given tasks, its journal recorded through the
 /// real journal queue: the orchestrator driven by direct calls, without a socket.
@@ -123,9 +123,10 @@ struct DaemonTests {
         #expect(ended.map(\.state) == [.completed] && ended[0].exitStatus == 0)
         // No flush: the watcher's notice is itself the barrier.
         let entries = f.recorder.run(ended[0].runId)
-        #expect(entries.map { $0["TASK_STREAM"] ?? $0["MESSAGE_ID"] ?? "?" } == [
-            MessageID.runStarted.rawValue, "stdout", MessageID.runCompleted.rawValue,
-        ])
+        #expect(
+            entries.map { $0["TASK_STREAM"] ?? $0["MESSAGE_ID"] ?? "?" } == [
+                MessageID.runStarted.rawValue, "stdout", MessageID.runCompleted.rawValue,
+            ])
         #expect(entries[1].message == "hi")
     }
 
