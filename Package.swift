@@ -19,6 +19,7 @@ let package = Package(
     name: "taskd",
     products: [
         .library(name: "Taskd", targets: ["Taskd"]),
+        .library(name: "TaskdTesting", targets: ["TaskdTesting"]),
         .executable(name: "taskd", targets: ["taskd"]),
         .executable(name: "taskctl", targets: ["taskctl"]),
     ],
@@ -49,12 +50,17 @@ let package = Package(
             dependencies: ["TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdIO"]),
         // The public API an app imports: backgroundTask(_:action:) and run().
         .target(name: "Taskd", dependencies: ["TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdIO"]),
+        // The handler author's test kit: runs registered handlers on a manual clock.
+        .target(name: "TaskdTesting", dependencies: ["Taskd", "TaskdDaemon", "TaskScheduling", "TaskdProtocol"]),
         // taskctl's logic, as a library so that the executable stays thin.
         .target(name: "TaskControl", dependencies: ["TaskdProtocol", "TaskScheduling", "TaskdIO"]),
 
         .executableTarget(name: "taskd", dependencies: ["Taskd", "TaskdIO"]),
         .executableTarget(name: "taskctl", dependencies: ["TaskControl"]),
-        .executableTarget(name: "weatherd", dependencies: ["Taskd"], path: "Examples/WeatherDaemon", exclude: ["config"]),
+        // The Swift handler example: its tasks (a library its tests import) and its daemon.
+        .target(name: "WeatherKit", dependencies: ["Taskd"], path: "Examples/WeatherKit"),
+        .executableTarget(
+            name: "weatherd", dependencies: ["WeatherKit"], path: "Examples/WeatherDaemon", exclude: ["config"]),
         // The benchmark's daemon (bench/run): no-op Swift handlers that stamp when they start.
         .executableTarget(name: "taskd-bench", dependencies: ["Taskd", "TaskdIO"], path: "Examples/BenchDaemon"),
         // Swift handlers that misbehave, for the reliability tests.
@@ -69,6 +75,10 @@ let package = Package(
         .testTarget(
             name: "TaskdDaemonTests",
             dependencies: ["TaskdDaemon", "TaskdSystem", "TaskdIO", "TaskdConfig", "TaskdProtocol", "TaskScheduling"]),
-        .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdDaemon"]),
+        .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdDaemon", "TaskdTesting"]),
+        // The example's tests, written against the public API only, as an app's would be.
+        .testTarget(
+            name: "WeatherKitTests", dependencies: ["WeatherKit", "Taskd", "TaskdTesting"],
+            path: "Examples/WeatherKitTests"),
     ] + fuzzTargets
 )

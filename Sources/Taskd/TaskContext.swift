@@ -1,5 +1,9 @@
 import TaskScheduling
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What a Swift handler knows about its run (the in-process counterpart of a command's `TASKD_*`
 /// environment). Cancellation arrives as Swift task cancellation `cancelGrace` before `deadline`.
 public struct TaskContext<Payload: Sendable>: Sendable {
@@ -26,6 +30,32 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     public var deadlineRealtimeUSec: UInt64
     /// When the run must be done, on the continuous clock.
     public var deadline: ContinuousClock.Instant
+
+    /// A context as a handler sees it, for calling a handler's own functions directly in a test;
+    /// `TaskdTesting`'s `TaskTestDriver` makes one from a run the way taskd does.
+    public init(
+        task: String, kind: String = TaskKind.appRefresh, runID: String = String(repeating: "0", count: 32),
+        trigger: String = "wake", attempt: Int = 1, wakeID: String? = nil, payload: Payload? = nil,
+        payloadJSON: String? = nil, budget: Duration = .seconds(30), waited: Duration = .zero,
+        deadline: ContinuousClock.Instant? = nil
+    ) {
+        self.task = task
+        self.kind = kind
+        self.runID = runID
+        self.trigger = trigger
+        self.attempt = attempt
+        self.wakeID = wakeID
+        self.payload = payload
+        self.payloadJSON = payloadJSON
+        self.budget = budget
+        self.waited = waited
+        self.deadline = deadline ?? ContinuousClock.now.advanced(by: budget)
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let realtime = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+        let left = ContinuousClock.now.duration(to: self.deadline)
+        deadlineRealtimeUSec = realtime &+ UInt64(max(0, left.components.seconds)) * 1_000_000
+    }
 
     init(run: Run, payload: Payload?, now: ClockReading) {
         task = run.key.identifier

@@ -26,7 +26,7 @@ public struct TaskDaemon: Sendable {
     public var name: String
     /// The app's version, for `--version` and `GetInfo`; nil reports taskd's own.
     public var version: String?
-    var registrations: [TaskRegistration] = []
+    package var registrations: [TaskRegistration] = []
 
     public init(name: String = "taskd", version: String? = nil) {
         self.name = name

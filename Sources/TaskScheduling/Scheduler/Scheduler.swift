@@ -90,6 +90,18 @@ public struct Scheduler: Sendable {
         return (result, actions)
     }
 
+    /// A trigger of `key` as a timer, a retry or a wake would make it (`attempt` for a retry), for
+    /// a test driver that starts one run of a task the way the daemon would.
+    package mutating func trigger(
+        _ key: TaskKey, _ trigger: Trigger, attempt: Int = 1, wakeID: String? = nil, payload: String? = nil,
+        at now: ClockReading
+    ) -> (result: WakeResult?, actions: [SchedulerAction]) {
+        var actions: [SchedulerAction] = []
+        let request = TriggerRequest(trigger: trigger, attempt: attempt, wakeID: wakeID, payload: payload)
+        let result = self.trigger(key, request, at: now, actions: &actions)
+        return (result, actions)
+    }
+
     /// Time passed: fires due timers and retries, signals budget cancellation, sends hard stops.
     /// The same as `fire(at:)` followed by `rearmFired(at:)`.
     public mutating func advance(to now: ClockReading) -> [SchedulerAction] {

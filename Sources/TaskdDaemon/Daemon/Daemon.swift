@@ -508,16 +508,7 @@ actor Daemon {
         // The handler is user code: its first slice runs on the loop's thread once the event or
         // job that started it returns (the loop handed on if it lasts), the rest on the pool.
         let task = Task(executorPreference: HandlerExecutor.shared) { [weak self] in
-            var result: String?
-            let termination: Termination
-            do {
-                result = try await handler(run, now: now)
-                termination = .returned
-            } catch let error as PermanentFailure {
-                termination = .threwNoRetry(error.reason)
-            } catch {
-                termination = .threw(String(describing: error))
-            }
+            let (termination, result) = await handler.outcome(of: run, now: now)
             // Posted, not awaited: an await would hop back to this executor only to end the task
             // (one more handler job on the loop, with its stall timer armed and disarmed).
             self?.onLoop { [result] in $0.handlerEnded(runID: run.id, termination: termination, result: result) }

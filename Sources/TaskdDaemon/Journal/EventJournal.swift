@@ -4,7 +4,7 @@ import TaskdSystem
 
 /// Turns scheduler events and daemon events into journal entries (docs/journal.md): a readable
 /// `MESSAGE`, a `PRIORITY`, the event's `MESSAGE_ID` and the run's `TASK_*` fields.
-struct EventJournal: Sendable {
+package struct EventJournal: Sendable {
     let backend: any LogBackend
 
     /// Calls `body` once every entry journaled before has been handed to journald (or its fallback).
@@ -15,7 +15,7 @@ struct EventJournal: Sendable {
         backend.send(lazy: { Self.entry(for: event) })
     }
 
-    static func entry(for event: SchedulerEvent) -> LogEntry {
+    package static func entry(for event: SchedulerEvent) -> LogEntry {
         let run = event.run
         let name = run.key.identifier
         let short = String(run.id.prefix(8))

@@ -5,23 +5,34 @@ import Taskd
 #endif
 
 /// What a wake of WEATHER_DATA may ask for: `taskctl wake WEATHER_DATA --payload '{"city": "Paris", "steps": 20}'`.
-struct RefreshRequest: Decodable, Sendable {
+public struct RefreshRequest: Codable, Sendable {
     /// How long the pretend download takes, in steps of 100 ms (default 5).
-    var steps: Int?
-    var city: String?
+    public var steps: Int?
+    public var city: String?
+
+    public init(city: String? = nil, steps: Int? = nil) {
+        self.city = city
+        self.steps = steps
+    }
 }
 
 /// What a run returns; `taskctl status WEATHER_DATA` and `wake --wait --json` show it.
-struct Forecast: Encodable, Sendable {
-    var city: String
-    var steps: Int
-    var attempt: Int
+public struct Forecast: Codable, Hashable, Sendable {
+    public var city: String
+    public var steps: Int
+    public var attempt: Int
+
+    public init(city: String, steps: Int, attempt: Int) {
+        self.city = city
+        self.steps = steps
+        self.attempt = attempt
+    }
 }
 
 /// The example's handler: "downloads" a forecast in steps, and stops cleanly when taskd cancels
 /// it (at budget − CancelGraceSec) through `withTaskCancellationHandler`.
-enum WeatherRefresh {
-    static func run(_ context: TaskContext<RefreshRequest>) async throws -> Forecast {
+public enum WeatherRefresh {
+    public static func run(_ context: TaskContext<RefreshRequest>) async throws -> Forecast {
         let steps = context.payload?.steps ?? 5
         let city = context.payload?.city ?? "Paris"
         if city.isEmpty { throw PermanentFailure("no city given") }

@@ -1,0 +1,18 @@
+/// Why `TaskTestDriver` could not start a run.
+public enum TestDriverError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The daemon registers no Swift task of that name; `known` are those it does.
+    case noSuchTask(String, known: [String])
+    /// Not one of `wake`, `timer`, `startup`, `retry`, `catchup`.
+    case invalidTrigger(String)
+    /// Attempts count from 1.
+    case invalidAttempt(Int)
+
+    public var description: String {
+        switch self {
+        case .noSuchTask(let name, let known):
+            return "no Swift task '\(name)' is registered; known: \(known.joined(separator: ", "))"
+        case .invalidTrigger(let trigger): return "'\(trigger)' is not wake, timer, startup, retry or catchup"
+        case .invalidAttempt(let attempt): return "attempt \(attempt): attempts count from 1"
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import TaskScheduling
+import TaskdProtocol
+
+/// How a `TestRun` ended: its outcome as taskd records it, what the handler returned, and what
+/// was journaled.
+public struct TestRunResult: Sendable {
+    /// `completed`, `failed`, `cancelled`, `expired` or `killed` (docs/run-life.md).
+    public var outcome: String
+    /// What the handler returned, as the JSON text taskd keeps with the run (nil: no result type,
+    /// or it did not return).
+    public var resultJSON: String?
+    /// Why the run failed: the error it threw (`threw …`, `threw PermanentFailure: …`).
+    public var error: String?
+    /// Why cancellation came (`budget`, …), if it came.
+    public var cancelReason: String?
+    /// How long the run took on the test's clock.
+    public var duration: Duration
+    /// When taskd would start the next attempt, if the failure is retried (`maxAttempts:`).
+    public var retryAfter: Duration?
+    /// The run's journal entries, in order, the last one its end.
+    public var journal: [[String: String]]
+
+    init(run: Run, journal: [[String: String]], retryAfter: Duration?) {
+        outcome = run.outcome?.rawValue ?? run.state.rawValue
+        resultJSON = run.result
+        switch run.termination {
+        case .threw(let e)?: error = "threw \(e)"
+        case .threwNoRetry(let e)?: error = "threw PermanentFailure: \(e)"
+        default: error = nil
+        }
+        cancelReason = run.cancelReason?.rawValue
+        duration = .microseconds(Int64(clamping: run.duration ?? 0))
+        self.retryAfter = retryAfter
+        self.journal = journal
+    }
+
+    /// The result decoded as `R`, as a client reading `taskctl status --json` would.
+    public func result<R: Decodable>(as type: R.Type) throws -> R? {
+        guard let resultJSON else { return nil }
+        return try JSONValueDecoder().decode(R.self, from: resultJSON)
+    }
+}

@@ -1,0 +1,56 @@
+import Taskd
+import TaskdTesting
+import Testing
+
+/// The test kit itself, on handlers made to misbehave: one that ignores cancellation is
+/// abandoned at the budget's end, a thrown error is retried per `maxAttempts:`.
+@Suite("TaskdTesting: the test driver decides as taskd does")
+struct TaskTestDriverTests {
+    @Test("a handler that ignores cancellation is abandoned at the budget's end: killed")
+    func killed() async throws {
+        let gate = AsyncStream<Void>.makeStream()
+        let daemon = TaskDaemon().backgroundTask(
+            .processing("stubborn"), budget: .seconds(60), cancelGrace: .seconds(10)
+        ) {
+            _ in
+            // Ignores cancellation: waits for a signal that never comes.
+            for await _ in gate.stream {}
+        }
+        let run = try await TaskTestDriver(daemon).wake("stubborn")
+        await run.advanceToCancellation()
+        #expect(await run.result == nil, "cancellation alone does not end a run")
+        await run.advanceToBudgetEnd()
+        let ended = await run.finish()
+        #expect(ended.outcome == "killed" && ended.cancelReason == "budget")
+        #expect(ended.duration == .seconds(60))
+        gate.continuation.finish()
+    }
+
+    @Test("a thrown error fails the run and is retried per maxAttempts:, with the backoff")
+    func retried() async throws {
+        struct Flaky: Error {}
+        let daemon = TaskDaemon().backgroundTask(.appRefresh("flaky"), maxAttempts: 3) { _ in throw Flaky() }
+        let ended = try await TaskTestDriver(daemon).wake("flaky").finish()
+        #expect(ended.outcome == "failed" && ended.error?.hasPrefix("threw Flaky") == true)
+        #expect(ended.retryAfter != nil)
+        let last = try await TaskTestDriver(daemon).start("flaky", trigger: "retry", attempt: 3).finish()
+        #expect(last.outcome == "failed" && last.retryAfter == nil, "the last attempt is not retried")
+    }
+
+    @Test("a handler's context carries the trigger, attempt, wake id and payload")
+    func context() async throws {
+        let daemon = TaskDaemon().backgroundTask(.appRefresh("echo", payload: [String: Int].self, result: String.self))
+        { context in
+            "\(context.trigger) \(context.attempt) \(context.wakeID ?? "-") \(context.payload?["n"] ?? 0) \(context.budget)"
+        }
+        let ended = try await TaskTestDriver(daemon).wake("echo", payloadJSON: #"{"n": 7}"#, id: "w1").finish()
+        #expect(try ended.result(as: String.self) == "wake 1 w1 7 30.0 seconds")
+    }
+
+    @Test("a context made by hand, for calling a handler's own functions directly")
+    func handMadeContext() {
+        let context = TaskContext<Int>(task: "t", payload: 5, budget: .seconds(10))
+        #expect(context.payload == 5 && context.attempt == 1 && context.trigger == "wake")
+        #expect(context.deadline > ContinuousClock.now)
+    }
+}

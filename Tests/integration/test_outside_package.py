@@ -1,0 +1,41 @@
+"""An app's package outside this repository, built from docs/swift-handlers.md: every Swift code
+block of that page is one of its files (the comment near its top names the file). The package
+depends on this checkout by path, as the page says, and its tests (TaskdTesting, public API only)
+must pass in debug and in release."""
+import re
+import subprocess
+
+from conftest import ROOT
+
+DOC = ROOT / "docs" / "swift-handlers.md"
+
+
+def doc_files():
+    """(path, text) of every ```swift block of the page."""
+    blocks = re.findall(r"```swift\n(.*?)```", DOC.read_text(), re.S)
+    files = []
+    for block in blocks:
+        named = re.search(r"^// ((?:Package\.swift|Sources/|Tests/)\S*)$", block, re.M)
+        assert named, f"a Swift block of {DOC.name} names no file: {block[:120]!r}"
+        files.append((named.group(1), block))
+    return files
+
+
+def test_every_swift_block_of_the_page_is_a_file_of_the_package():
+    paths = [path for path, _ in doc_files()]
+    assert len(paths) == len(set(paths)), paths
+    assert {"Package.swift"} <= set(paths) and any(p.startswith("Tests/") for p in paths), paths
+
+
+def test_the_package_of_the_page_builds_and_its_tests_pass_in_debug_and_release(tmp_path):
+    # `.package(path: "../taskd")`: this checkout, under the name the page uses.
+    (tmp_path / "taskd").symlink_to(ROOT)
+    app = tmp_path / "weather-app"
+    for path, text in doc_files():
+        (app / path).parent.mkdir(parents=True, exist_ok=True)
+        (app / path).write_text(text)
+    for config in ("debug", "release"):
+        r = subprocess.run(["swift", "test", "-c", config], cwd=app, capture_output=True, text=True)
+        output = r.stdout + r.stderr
+        assert r.returncode == 0, f"{config}:\n{output[-4000:]}"
+        assert re.search(r"Test run with 3 tests (in \d+ suites? )?passed", output), f"{config}:\n{output[-2000:]}"
