@@ -1,4 +1,5 @@
 import TaskScheduling
+import TaskdDaemon
 
 #if canImport(Glibc)
     import Glibc
@@ -30,6 +31,13 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     public var deadlineRealtimeUSec: UInt64
     /// When the run must be done, on the continuous clock.
     public var deadline: ContinuousClock.Instant
+    /// What the handler may ask of taskd (`scheduleNext(after:)`).
+    let controls: RunControls
+
+    /// Asks taskd to run this task again `delay` from now (Apple's `earliestBeginDate`), as a
+    /// timer would (trigger `timer`, after the task's random delay). It replaces an earlier
+    /// request, is journaled, and survives a restart (a time missed meanwhile runs at start).
+    public func scheduleNext(after delay: Duration) { controls.scheduleNext(delay) }
 
     /// A context as a handler sees it, for calling a handler's own functions directly in a test;
     /// `TaskdTesting`'s `TaskTestDriver` makes one from a run the way taskd does.
@@ -50,6 +58,7 @@ public struct TaskContext<Payload: Sendable>: Sendable {
         self.budget = budget
         self.waited = waited
         self.deadline = deadline ?? ContinuousClock.now.advanced(by: budget)
+        controls = .none
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let realtime = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
@@ -57,7 +66,8 @@ public struct TaskContext<Payload: Sendable>: Sendable {
         deadlineRealtimeUSec = realtime &+ UInt64(max(0, left.components.seconds)) * 1_000_000
     }
 
-    init(run: Run, payload: Payload?, now: ClockReading) {
+    init(run: Run, payload: Payload?, now: ClockReading, controls: RunControls) {
+        self.controls = controls
         task = run.key.identifier
         kind = run.key.kind
         runID = run.id

@@ -27,6 +27,9 @@ public struct TaskDaemon: Sendable {
     /// The app's version, for `--version` and `GetInfo`; nil reports taskd's own.
     public var version: String?
     package var registrations: [TaskRegistration] = []
+    /// What is wrong with the registrations (a calendar that does not parse), one line each,
+    /// `TASK: problem`: the daemon refuses to start with any.
+    package var problems: [String] = []
 
     public init(name: String = "taskd", version: String? = nil) {
         self.name = name
@@ -34,7 +37,7 @@ public struct TaskDaemon: Sendable {
     }
 
     /// What `--version` prints: `NAME VERSION (taskd X.Y.Z)` for an app, `taskd X.Y.Z` for taskd.
-    var versionLine: String { DaemonProcess(name: name, version: version, registrations: []).versionLine }
+    var versionLine: String { DaemonProcess(name: name, version: version, registrations: [], problems: []).versionLine }
 
     /// Registers `action` for `task`; a run starts on a wake that targets it or on its timers, and
     /// is cancelled (Swift task cancellation) `cancelGrace` before `budget` ends. `action` starts
@@ -50,16 +53,16 @@ public struct TaskDaemon: Sendable {
     public func backgroundTask(
         _ task: BackgroundTask<Void, Void>, description: String = "", budget: Duration? = nil,
         cancelGrace: Duration? = nil, onStartup: Duration? = nil, every interval: Duration? = nil,
-        overlap: OverlapPolicy = .coalesce, maxAttempts: Int = 1,
+        schedule: [TaskSchedule] = [], overlap: OverlapPolicy = .coalesce, maxAttempts: Int = 1,
         action: @escaping @Sendable (TaskContext<Void>) async throws -> Void
     ) -> TaskDaemon {
-        let handler = TaskHandler { run, now in
-            try await action(TaskContext(run: run, payload: nil, now: now))
+        let handler = TaskHandler { run, now, controls in
+            try await action(TaskContext(run: run, payload: nil, now: now, controls: controls))
             return nil
         }
         return register(
             task.key, handler, description: description, budget: budget, cancelGrace: cancelGrace,
-            onStartup: onStartup, every: interval, overlap: overlap, maxAttempts: maxAttempts)
+            onStartup: onStartup, every: interval, schedule: schedule, overlap: overlap, maxAttempts: maxAttempts)
     }
 
     /// Registers a typed `action`, as SwiftUI's `BackgroundTask<Request, Response>`: each wake's
@@ -68,39 +71,46 @@ public struct TaskDaemon: Sendable {
     public func backgroundTask<Payload: Decodable & Sendable, Result: Encodable & Sendable>(
         _ task: BackgroundTask<Payload, Result>, description: String = "", budget: Duration? = nil,
         cancelGrace: Duration? = nil, onStartup: Duration? = nil, every interval: Duration? = nil,
-        overlap: OverlapPolicy = .coalesce, maxAttempts: Int = 1,
+        schedule: [TaskSchedule] = [], overlap: OverlapPolicy = .coalesce, maxAttempts: Int = 1,
         action: @escaping @Sendable (TaskContext<Payload>) async throws -> Result
     ) -> TaskDaemon {
-        let handler = TaskHandler { run, now in
+        let handler = TaskHandler { run, now, controls in
             let payload = try PayloadCodec.decode(Payload.self, from: run.payload)
-            let result = try await action(TaskContext(run: run, payload: payload, now: now))
+            let result = try await action(TaskContext(run: run, payload: payload, now: now, controls: controls))
             return try PayloadCodec.encode(result)
         }
         return register(
             task.key, handler, description: description, budget: budget, cancelGrace: cancelGrace,
-            onStartup: onStartup, every: interval, overlap: overlap, maxAttempts: maxAttempts)
+            onStartup: onStartup, every: interval, schedule: schedule, overlap: overlap, maxAttempts: maxAttempts)
     }
 
     private func register(
         _ key: TaskKey, _ handler: TaskHandler, description: String, budget: Duration?, cancelGrace: Duration?,
-        onStartup: Duration?, every interval: Duration?, overlap: OverlapPolicy, maxAttempts: Int
+        onStartup: Duration?, every interval: Duration?, schedule: [TaskSchedule], overlap: OverlapPolicy,
+        maxAttempts: Int
     ) -> TaskDaemon {
         var copy = self
         var definition = TaskDefinition(
-            key: key, description: description, budget: budget.map(Self.span),
-            cancelGrace: cancelGrace.map(Self.span), onStartup: (onStartup ?? interval).map { [Self.span($0)] } ?? [],
-            onUnitActive: interval.map { [Self.span($0)] } ?? [], handler: .swift)
+            key: key, description: description, budget: budget.map(TimeSpan.init),
+            cancelGrace: cancelGrace.map(TimeSpan.init), onStartup: onStartup.map { [TimeSpan($0)] } ?? [],
+            onUnitActive: interval.map { [TimeSpan($0)] } ?? [], handler: .swift)
         definition.overlap = overlap
         definition.retry.maxAttempts = max(1, maxAttempts)
+        copy.problems.removeAll { $0.hasPrefix("\(key.identifier): ") }
+        for part in schedule {
+            do throws(CalendarError) {
+                try part.apply(&definition)
+            } catch {
+                copy.problems.append("\(key.identifier): \(error)")
+            }
+        }
+        // `every:` alone: the first run comes one interval after the start.
+        if definition.onStartup.isEmpty, let first = definition.onUnitActive.min() {
+            definition.onStartup = [first]
+        }
         copy.registrations.removeAll { $0.definition.key == key }
         copy.registrations.append(TaskRegistration(definition: definition, handler: handler))
         return copy
-    }
-
-    static func span(_ d: Duration) -> TimeSpan {
-        let (seconds, attoseconds) = d.components
-        return TimeSpan(
-            microseconds: UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000_000)
     }
 
     /// Runs with the process's command line and exits with the daemon's status.
@@ -136,6 +146,7 @@ public struct TaskDaemon: Sendable {
     }
 
     private func runOnLoop(arguments: [String]) async -> Int32 {
-        await DaemonProcess(name: name, version: version, registrations: registrations).run(arguments: arguments)
+        await DaemonProcess(name: name, version: version, registrations: registrations, problems: problems)
+            .run(arguments: arguments)
     }
 }

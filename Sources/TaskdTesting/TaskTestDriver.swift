@@ -14,12 +14,14 @@ import TaskdDaemon
 /// ```
 public struct TaskTestDriver: Sendable {
     private let registrations: [String: TaskRegistration]
+    private let problems: [String]
 
     /// A driver for the Swift tasks `daemon` registers (its configuration folder is not read).
     public init(_ daemon: TaskDaemon) {
         var byName: [String: TaskRegistration] = [:]
         for registration in daemon.registrations { byName[registration.definition.key.identifier] = registration }
         registrations = byName
+        problems = daemon.problems
     }
 
     /// The names of the tasks the daemon registers.
@@ -36,6 +38,7 @@ public struct TaskTestDriver: Sendable {
     public func start(
         _ task: String, trigger: String = "wake", attempt: Int = 1, wakeID: String? = nil, payloadJSON: String? = nil
     ) async throws -> TestRun {
+        guard problems.isEmpty else { throw TestDriverError.invalidRegistration(problems) }
         guard let registration = registrations[task] else {
             throw TestDriverError.noSuchTask(task, known: tasks)
         }

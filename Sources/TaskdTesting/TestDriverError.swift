@@ -6,6 +6,8 @@ public enum TestDriverError: Error, Hashable, Sendable, CustomStringConvertible 
     case invalidTrigger(String)
     /// Attempts count from 1.
     case invalidAttempt(Int)
+    /// The daemon's registrations are wrong (as `run()` would refuse to start): `TASK: problem` each.
+    case invalidRegistration([String])
 
     public var description: String {
         switch self {
@@ -13,6 +15,7 @@ public enum TestDriverError: Error, Hashable, Sendable, CustomStringConvertible 
             return "no Swift task '\(name)' is registered; known: \(known.joined(separator: ", "))"
         case .invalidTrigger(let trigger): return "'\(trigger)' is not wake, timer, startup, retry or catchup"
         case .invalidAttempt(let attempt): return "attempt \(attempt): attempts count from 1"
+        case .invalidRegistration(let problems): return problems.joined(separator: "\n")
         }
     }
 }

@@ -1,3 +1,4 @@
+import Synchronization
 import TaskScheduling
 import TaskdDaemon
 
@@ -19,6 +20,15 @@ public actor TestRun {
     private var entries: [[String: String]] = []
     private var ended: TestRunResult?
     private var retryAfter: Duration?
+    /// The next run the handler asked for (`scheduleNext(after:)`), the latest request.
+    private let requested = Latest()
+
+    /// The latest value set, from any thread.
+    private final class Latest: Sendable {
+        private let value = Mutex<Duration?>(nil)
+        func set(_ new: Duration) { value.withLock { $0 = new } }
+        func get() -> Duration? { value.withLock { $0 } }
+    }
     private var waiting: [CheckedContinuation<TestRunResult, Never>] = []
 
     init(registration: TaskRegistration, trigger: Trigger, attempt: Int, wakeID: String?, payload: String?) async {
@@ -90,8 +100,9 @@ public actor TestRun {
             case .start(let run):
                 let handler = self.handler
                 let now = self.now
+                let controls = RunControls(scheduleNext: { [requested] delay in requested.set(delay) })
                 handlerTask = Task {
-                    let (termination, result) = await handler.outcome(of: run, now: now)
+                    let (termination, result) = await handler.outcome(of: run, now: now, controls: controls)
                     await self.handlerReturned(termination, result)
                 }
             case .cancel:
@@ -106,9 +117,10 @@ public actor TestRun {
                     ended?.retryAfter = retryAfter
                 }
                 if case .ended(let run) = event, run.id == runID {
-                    ended = TestRunResult(run: run, journal: entries, retryAfter: retryAfter)
+                    ended = TestRunResult(
+                        run: run, journal: entries, retryAfter: retryAfter, nextRunRequested: requested.get())
                 }
-            case .persistTrigger, .settle:
+            case .persistTrigger, .persistRequest, .settle:
                 break
             }
         }

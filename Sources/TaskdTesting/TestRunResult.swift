@@ -17,10 +17,13 @@ public struct TestRunResult: Sendable {
     public var duration: Duration
     /// When taskd would start the next attempt, if the failure is retried (`maxAttempts:`).
     public var retryAfter: Duration?
+    /// The next run the handler asked for (`context.scheduleNext(after:)`), if it did.
+    public var nextRunRequested: Duration?
     /// The run's journal entries, in order, the last one its end.
     public var journal: [[String: String]]
 
-    init(run: Run, journal: [[String: String]], retryAfter: Duration?) {
+    init(run: Run, journal: [[String: String]], retryAfter: Duration?, nextRunRequested: Duration?) {
+        self.nextRunRequested = nextRunRequested
         outcome = run.outcome?.rawValue ?? run.state.rawValue
         resultJSON = run.result
         switch run.termination {

@@ -58,6 +58,7 @@ extension [SchedulerAction] {
             case .report(.overflow): return "overflow"
             case .report(.retryScheduled(let run, _)): return "retry:\(run.attempt + 1)"
             case .persistTrigger: return "persist"
+            case .persistRequest(_, let realtime): return realtime == nil ? "request-spent" : "request"
             case .settle(let records): return "settle:" + records.joined(separator: ",")
             }
         }

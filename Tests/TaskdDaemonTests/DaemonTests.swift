@@ -148,7 +148,7 @@ struct DaemonTests {
         let key = TaskKey(kind: "appRefresh", identifier: "echo")
         var definition = TaskDefinition(key: key, handler: .swift)
         definition.overlap = .coalesce
-        let handler = TaskHandler { run, _ in "{\"got\":\(run.payload ?? "null")}" }
+        let handler = TaskHandler { run, _, _ in "{\"got\":\(run.payload ?? "null")}" }
         let f = await DaemonFixture([definition], handlers: ["echo": handler])
         let ended = try await f.wakeAndWait("echo", payload: .object(["n": .int(1)]))
         #expect(ended.map(\.state) == [.completed])
@@ -202,6 +202,31 @@ struct DaemonTests {
         #expect(noInterface?.error == VarlinkServiceInterface.interfaceNotFound)
         let badParameter = await only(VarlinkCall(method: SchedulerInterface.status, parameters: ["nom": "slow"]))
         #expect(badParameter?.error == VarlinkServiceInterface.invalidParameter)
+        await f.daemon.shutdown()
+    }
+
+    @Test("a Swift handler's scheduleNext(after:) starts the task's next run by itself, journaled and kept on disk")
+    func scheduleNext() async throws {
+        let key = TaskKey(kind: "appRefresh", identifier: "chain")
+        let handler = TaskHandler { run, _, controls in
+            if run.trigger == .wake { controls.scheduleNext(.milliseconds(200)) }
+            return nil
+        }
+        let f = await DaemonFixture([TaskDefinition(key: key, handler: .swift)], handlers: ["chain": handler])
+        let first = try await f.wakeAndWait("chain")
+        #expect(first.map(\.state) == [.completed])
+        let requested = try #require(
+            f.recorder.entries.withLock { $0.first { $0["MESSAGE_ID"] == MessageID.runRequested.rawValue } })
+        #expect(requested["TASK"] == "chain" && requested["TASK_REQUESTED_USEC"] != nil)
+        // The next run starts by itself: wait for its start entry (the test's limit bounds the wait).
+        var timerStart: LogEntry?
+        while timerStart == nil {
+            timerStart = f.recorder.entries.withLock {
+                $0.first { $0["MESSAGE_ID"] == MessageID.runStarted.rawValue && $0["TASK_TRIGGER"] == "timer" }
+            }
+            if timerStart == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(timerStart?["TASK"] == "chain")
         await f.daemon.shutdown()
     }
 }

@@ -26,6 +26,7 @@ struct TaskRecordTests {
             "history": .array(record.history.map(\.json)),
         ]
         if let t = record.lastTriggerUSec { o["lastTriggerUSec"] = .int(Int64(t)) }
+        if let t = record.requestedUSec { o["requestedUSec"] = .int(Int64(t)) }
         return Array((JSONValue.object(o).description + "\n").utf8)
     }
 
@@ -36,6 +37,7 @@ struct TaskRecordTests {
         for n in 0..<12 {
             record.append(Self.run(n), keep: 5)
             record.lastTriggerUSec = n % 4 == 0 ? nil : UInt64(n) * 7
+            record.requestedUSec = n % 3 == 0 ? nil : UInt64(n) * 11
             #expect(record.history.count == min(n + 1, 5))
             let bytes = record.encoded(Self.key)
             #expect(bytes == Self.generic(record, Self.key))

@@ -26,4 +26,36 @@ struct TaskDaemonTests {
             TaskDaemon(name: "weatherd", version: "2.1").versionLine == "weatherd 2.1 (taskd \(TaskdVersion.current))")
         #expect(TaskDaemon(name: "weatherd").versionLine == "weatherd (taskd \(TaskdVersion.current))")
     }
+
+    @Test("schedule: gives a task in code every timer a task file's [Timer] section can")
+    func scheduleInCode() throws {
+        let daemon = TaskDaemon(name: "app")
+            .backgroundTask(
+                .processing("report"),
+                schedule: [
+                    .calendar("Mon..Fri 09:00"), .calendar("Sat 12:00"), .randomizedDelay(.seconds(300), fixed: true),
+                    .persistent, .afterRunEnds(.seconds(3600)),
+                ]
+            ) { _ in }
+            .backgroundTask(.appRefresh("poll"), schedule: [.every(.seconds(60)), .afterStartup(.seconds(5))]) { _ in }
+            .backgroundTask(.appRefresh("tick"), schedule: [.every(.seconds(30))]) { _ in }
+        #expect(daemon.problems.isEmpty)
+        let byName = Dictionary(uniqueKeysWithValues: daemon.registrations.map { ($0.definition.key.identifier, $0) })
+        let report = try #require(byName["report"]?.definition)
+        #expect(report.onCalendar.map(\.description) == ["Mon..Fri *-*-* 09:00:00", "Sat *-*-* 12:00:00"])
+        #expect(report.randomizedDelay == .seconds(300) && report.fixedRandomDelay && report.persistent)
+        #expect(report.onUnitInactive == [.seconds(3600)] && report.onStartup == [])
+        #expect(byName["poll"]?.definition.onStartup == [.seconds(5)])
+        #expect(byName["poll"]?.definition.onUnitActive == [.seconds(60)])
+        #expect(byName["tick"]?.definition.onStartup == [.seconds(30)], "every alone: one interval after start")
+    }
+
+    @Test("a calendar in code that does not parse is a problem naming the task; the daemon refuses to start")
+    func badCalendarInCode() async {
+        let daemon = TaskDaemon(name: "app")
+            .backgroundTask(.processing("report"), schedule: [.calendar("Mon..Fry 09:00")]) { _ in }
+        #expect(daemon.problems.count == 1)
+        #expect(daemon.problems.first?.hasPrefix("report: invalid calendar expression 'Mon..Fry 09:00'") == true)
+        #expect(await daemon.run(arguments: ["--check-config", "--config", "/nonexistent"]) == 1)
+    }
 }

@@ -53,4 +53,19 @@ struct TaskTestDriverTests {
         #expect(context.payload == 5 && context.attempt == 1 && context.trigger == "wake")
         #expect(context.deadline > ContinuousClock.now)
     }
+
+    @Test("the next run a handler asks for is in its result")
+    func nextRunRequested() async throws {
+        let daemon = TaskDaemon().backgroundTask(.appRefresh("poll")) { context in
+            context.scheduleNext(after: .seconds(600))
+        }
+        let ended = try await TaskTestDriver(daemon).wake("poll").finish()
+        #expect(ended.outcome == "completed" && ended.nextRunRequested == .seconds(600))
+    }
+
+    @Test("a daemon whose registrations are wrong is refused, as run() would refuse it")
+    func invalidRegistration() async {
+        let daemon = TaskDaemon().backgroundTask(.processing("r"), schedule: [.calendar("never ever")]) { _ in }
+        await #expect(throws: TestDriverError.self) { _ = try await TaskTestDriver(daemon).wake("r") }
+    }
 }

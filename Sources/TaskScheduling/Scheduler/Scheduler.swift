@@ -27,7 +27,8 @@ public struct Scheduler: Sendable {
     public init(
         definitions: [TaskDefinition], startedAt: ClockReading,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = "",
-        persistedTriggers: [TaskKey: UInt64] = [:], maxConcurrentRuns: Int = 4
+        persistedTriggers: [TaskKey: UInt64] = [:], persistedRequests: [TaskKey: UInt64] = [:],
+        maxConcurrentRuns: Int = 4
     ) {
         self.random = random
         self.startedAt = startedAt
@@ -35,7 +36,9 @@ public struct Scheduler: Sendable {
         self.maxConcurrentRuns = max(1, maxConcurrentRuns)
         tasks.reserveCapacity(definitions.count)
         for d in definitions {
-            tasks[d.key] = TaskState(definition: d, daemonStart: startedAt, persistedTrigger: persistedTriggers[d.key])
+            tasks[d.key] = TaskState(
+                definition: d, daemonStart: startedAt, persistedTrigger: persistedTriggers[d.key],
+                persistedRequest: persistedRequests[d.key])
             drawRandomDelay(d.key)
         }
     }
@@ -102,6 +105,16 @@ public struct Scheduler: Sendable {
         return (result, actions)
     }
 
+    /// The task's handler asks for a run `delay` µs from now (Apple's `earliestBeginDate`): it
+    /// replaces any earlier request, fires as a timer (trigger `timer`, after the random delay),
+    /// and is kept across restarts (a time missed meanwhile fires at start).
+    public mutating func requestRun(_ key: TaskKey, after delay: UInt64, at now: ClockReading) -> [SchedulerAction] {
+        guard tasks[key] != nil else { return [] }
+        let realtime = now.realtime &+ delay
+        tasks[key]!.request(atRealtime: realtime, now: now)
+        return [.persistRequest(key, realtime)]
+    }
+
     /// Time passed: fires due timers and retries, signals budget cancellation, sends hard stops.
     /// The same as `fire(at:)` followed by `rearmFired(at:)`.
     public mutating func advance(to now: ClockReading) -> [SchedulerAction] {
@@ -145,6 +158,9 @@ public struct Scheduler: Sendable {
                 state = tasks[key]!
             }
             guard let due = state.nextElapse, due <= now.monotonic else { continue }
+            if let requested = state.requestedMonotonic, requested &+ state.randomDelay <= now.monotonic {
+                actions.append(.persistRequest(key, nil))  // spent: `rearmFired` clears it
+            }
             // Every timer due now makes one trigger: `startup` if an OnStartupSec= is among them.
             let isStartup = state.pendingStartup.first.map { $0 <= now.monotonic } ?? false
             let calendarFired = state.calendarDueMonotonic.map { $0 <= now.monotonic } ?? false
@@ -205,6 +221,9 @@ public struct Scheduler: Sendable {
     /// Returns the names of the calendar tasks it re-armed.
     public mutating func clockChanged(at now: ClockReading) -> [String] {
         var moved: [String] = []
+        for key in tasks.keys where tasks[key]!.requestedRealtime != nil {
+            tasks[key]!.request(atRealtime: tasks[key]!.requestedRealtime!, now: now)
+        }
         for key in tasks.keys.sorted() where !(tasks[key]!.definition.onCalendar.isEmpty) {
             let base = tasks[key]!.lastTrigger?.realtime ?? startedAt.realtime
             tasks[key]!.calendarMemo = []  // the zone may have changed: search every entry again

@@ -10,6 +10,8 @@ public enum SchedulerAction: Hashable, Sendable {
     case report(SchedulerEvent)
     /// Keep the task's last trigger time (CLOCK_REALTIME µs) on disk: it has `Persistent=yes`.
     case persistTrigger(TaskKey, UInt64)
+    /// Keep the run the task's handler asked for (CLOCK_REALTIME µs; nil: none any more) on disk.
+    case persistRequest(TaskKey, UInt64?)
     /// These acknowledged wakes are answered (their run ended for good): forget their records.
     case settle([String])
 }

@@ -20,6 +20,10 @@ public struct TaskActivity: Hashable, Sendable {
     /// The `RandomizedDelaySec=` delay added to the current arming, in microseconds.
     public var randomDelay: UInt64 = 0
     public var lastTrigger: ClockReading?
+    /// The run its handler asked for (`TaskContext.scheduleNext(after:)`): CLOCK_REALTIME µs, and
+    /// the monotonic instant that maps to; cleared once it fires.
+    public var requestedRealtime: UInt64?
+    public var requestedMonotonic: UInt64?
     /// True while the pending calendar elapse is one missed during downtime (`Persistent=`);
     /// declared after `lastTrigger`, it sits in that optional's padding.
     public var catchUpPending = false

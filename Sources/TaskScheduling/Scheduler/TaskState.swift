@@ -67,6 +67,14 @@ public struct TaskState: Hashable, Sendable {
         get { activityBox?.value.lastTrigger }
         set { activity.lastTrigger = newValue }
     }
+    public var requestedRealtime: UInt64? {
+        get { activityBox?.value.requestedRealtime }
+        set { activity.requestedRealtime = newValue }
+    }
+    public var requestedMonotonic: UInt64? {
+        get { activityBox?.value.requestedMonotonic }
+        set { activity.requestedMonotonic = newValue }
+    }
     public var catchUpPending: Bool {
         get { activityBox?.value.catchUpPending ?? false }
         set { activity.catchUpPending = newValue }
@@ -77,8 +85,12 @@ public struct TaskState: Hashable, Sendable {
         _modify { yield &activity.calendarMemo }
     }
 
-    init(definition: TaskDefinition, daemonStart: ClockReading, persistedTrigger: UInt64? = nil) {
+    init(
+        definition: TaskDefinition, daemonStart: ClockReading, persistedTrigger: UInt64? = nil,
+        persistedRequest: UInt64? = nil
+    ) {
         self.definition = definition
+        if let persistedRequest { request(atRealtime: persistedRequest, now: daemonStart) }
         self.pendingStartup = definition.onStartup.map { daemonStart.monotonic &+ $0.microseconds }.sorted()
         if definition.persistent, let last = persistedTrigger, last < daemonStart.realtime {
             lastTrigger = ClockReading(monotonic: 0, realtime: last)
@@ -103,10 +115,21 @@ public struct TaskState: Hashable, Sendable {
         return state
     }
 
+    /// A run asked for at `realtime` (a past instant: at once), mapped to monotonic time by `now`.
+    mutating func request(atRealtime realtime: UInt64, now: ClockReading) {
+        requestedRealtime = realtime
+        requestedMonotonic = realtime > now.realtime ? now.monotonic &+ (realtime - now.realtime) : now.monotonic
+    }
+
     /// After a timer fired (`Scheduler.rearmFired`): its start-up elapses are spent, its calendar
-    /// searches again after the elapse that fired, and `OnUnitActiveSec=` counts from now.
+    /// searches again after the elapse that fired, a requested run that came is spent, and
+    /// `OnUnitActiveSec=` counts from now.
     mutating func rearm(fired: FiredTimer, at now: ClockReading) {
         pendingStartup.removeAll { $0 <= now.monotonic }
+        if let requested = requestedMonotonic, requested <= now.monotonic {
+            requestedRealtime = nil
+            requestedMonotonic = nil
+        }
         catchUpPending = false
         if let after = fired.calendarAfter { rearmCalendar(after: after, now: now) }
         lastActivation = now.monotonic
@@ -168,6 +191,7 @@ public struct TaskState: Hashable, Sendable {
             next = min(next ?? due, due)
         }
         if let calendar = calendarDueMonotonic { next = min(next ?? calendar, calendar) }
+        if let requested = requestedMonotonic { next = min(next ?? requested, requested) }
         if let base = lastActivation, let span = definition.onUnitActive.min() {
             let due = base &+ span.microseconds
             next = min(next ?? due, due)

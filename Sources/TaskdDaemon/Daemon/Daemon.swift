@@ -55,12 +55,11 @@ actor Daemon {
         stateDirectory: String, store: StateStore, records: [TaskKey: TaskRecord],
         loadConfig: @escaping @Sendable () -> LoadedConfig
     ) {
-        var triggers: [TaskKey: UInt64] = [:]
-        for (key, record) in records { triggers[key] = record.lastTriggerUSec }
         scheduler = Scheduler(
             definitions: config.tasks, startedAt: SystemClock.now(), random: SystemRandom(),
-            machineID: Self.machineID(),
-            persistedTriggers: triggers, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon))
+            machineID: Self.machineID(), persistedTriggers: records.compactMapValues(\.lastTriggerUSec),
+            persistedRequests: records.compactMapValues(\.requestedUSec),
+            maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon))
         self.handlers = handlers
         self.journal = journal
         self.notifier = notifier
@@ -346,6 +345,20 @@ actor Daemon {
     }
 
     /// The wall clock was set or the local time zone changed: re-arm calendar timers and journal it.
+    /// A handler asked for its task's next run `delay` from now (`TaskContext.scheduleNext(after:)`).
+    func requestRun(_ key: TaskKey, after delay: Duration) {
+        let micros = TaskHandler.microseconds(delay)
+        let now = SystemClock.now()
+        journal.daemon(
+            .runRequested, 6,
+            "\(key.identifier): its handler asked for the next run in \(TimeSpan(microseconds: micros))",
+            [
+                ("TASK", key.identifier), ("TASK_KIND", key.kind),
+                ("TASK_REQUESTED_USEC", String(now.realtime &+ micros)),
+            ])
+        perform(scheduler.requestRun(key, after: micros, at: now))
+    }
+
     func clockChanged(zone: Bool = false) {
         if zone { TimeZoneContext.localZoneChanged() }
         let now = SystemClock.now()
@@ -416,6 +429,9 @@ actor Daemon {
                 }
             case .persistTrigger(let key, let realtime):
                 records[key, default: TaskRecord()].lastTriggerUSec = realtime
+                dirty.insert(key)
+            case .persistRequest(let key, let realtime):
+                records[key, default: TaskRecord()].requestedUSec = realtime
                 dirty.insert(key)
             case .settle(let ids):
                 // The history that records the answering run goes to disk first.
@@ -507,8 +523,12 @@ actor Daemon {
         let now = SystemClock.now()
         // The handler is user code: its first slice runs on the loop's thread once the event or
         // job that started it returns (the loop handed on if it lasts), the rest on the pool.
+        let key = run.key
+        let controls = RunControls(scheduleNext: { [weak self] delay in
+            self?.onLoop { $0.requestRun(key, after: delay) }
+        })
         let task = Task(executorPreference: HandlerExecutor.shared) { [weak self] in
-            let (termination, result) = await handler.outcome(of: run, now: now)
+            let (termination, result) = await handler.outcome(of: run, now: now, controls: controls)
             // Posted, not awaited: an await would hop back to this executor only to end the task
             // (one more handler job on the loop, with its stall timer armed and disarmed).
             self?.onLoop { [result] in $0.handlerEnded(runID: run.id, termination: termination, result: result) }

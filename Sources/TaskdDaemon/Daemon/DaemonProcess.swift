@@ -18,11 +18,14 @@ package struct DaemonProcess: Sendable {
     let name: String
     let version: String?
     let registrations: [TaskRegistration]
+    /// What is wrong with the registrations, `TASK: problem`: the process refuses to start.
+    let problems: [String]
 
-    package init(name: String, version: String?, registrations: [TaskRegistration]) {
+    package init(name: String, version: String?, registrations: [TaskRegistration], problems: [String]) {
         self.name = name
         self.version = version
         self.registrations = registrations
+        self.problems = problems
     }
 
     /// What `--version` prints: `NAME VERSION (taskd X.Y.Z)` for an app, `taskd X.Y.Z` for taskd.
@@ -58,6 +61,11 @@ package struct DaemonProcess: Sendable {
         if options.version {
             print(versionLine)
             return 0
+        }
+        if !problems.isEmpty {
+            // The tasks registered in code are the program's own: no configuration can mend them.
+            for problem in problems { printError("\(name): error: task registered in code: \(problem)") }
+            return 1
         }
         let configDirectory = options.configDirectory ?? DefaultPaths.configDirectory
         // Loaded on this thread, before anything else runs: with a hop to another thread, the daemon's

@@ -1,10 +1,12 @@
 import TaskScheduling
 import TaskdProtocol
 
-/// A task's durable state, `STATE/tasks/KIND:IDENTIFIER.json`: its last trigger and its last
-/// runs (at most `History=`), newest last.
+/// A task's durable state, `STATE/tasks/KIND:IDENTIFIER.json`: its last trigger, the run its
+/// handler asked for, and its last runs (at most `History=`), newest last.
 struct TaskRecord: Hashable, Sendable {
     var lastTriggerUSec: UInt64?
+    /// The run the task's handler asked for (`TaskContext.scheduleNext(after:)`), CLOCK_REALTIME µs.
+    var requestedUSec: UInt64?
     private(set) var history: [RunInfo] = []
     /// Each history entry's JSON, kept beside it: a save re-encodes only what changed.
     private var historyJSON: [[UInt8]] = []
@@ -36,6 +38,10 @@ struct TaskRecord: Hashable, Sendable {
             out.append(contentsOf: #","lastTriggerUSec":"#.utf8)
             JSONValue.writeInteger(Int64(clamping: lastTriggerUSec), to: &out)
         }
+        if let requestedUSec {
+            out.append(contentsOf: #","requestedUSec":"#.utf8)
+            JSONValue.writeInteger(Int64(clamping: requestedUSec), to: &out)
+        }
         out.append(contentsOf: #","task":"#.utf8)
         JSONValue.writeString(key.identifier, to: &out)
         out.append(contentsOf: #","version":1}"#.utf8)
@@ -49,6 +55,7 @@ struct TaskRecord: Hashable, Sendable {
             json["version"]?.intValue == 1, let runs = json["history"]?.arrayValue
         else { return nil }
         lastTriggerUSec = json["lastTriggerUSec"]?.intValue.map { UInt64(clamping: $0) }
+        requestedUSec = json["requestedUSec"]?.intValue.map { UInt64(clamping: $0) }
         history = runs.compactMap(RunInfo.init(json:))
         guard history.count == runs.count else { return nil }
         historyJSON = history.map(\.encodedJSON)
