@@ -13,6 +13,8 @@ import Taskd
 //              thread it blocks
 //   thrower    throws an error of its own
 //   fine       returns at once (the bystander)
+//   chatty     reports progress about 10,000 times a second for 2 s, with a status every 1,000th
+//   silent     reports nothing; ProgressTimeoutSec 1 s cancels it (budget 30 s)
 
 struct Broken: Error, CustomStringConvertible {
     var description: String { "the upstream service answered 503" }
@@ -31,4 +33,15 @@ await TaskDaemon(name: "taskd-faults")
     }
     .backgroundTask(.processing("thrower")) { _ in throw Broken() }
     .backgroundTask(.appRefresh("fine")) { _ in }
+    .backgroundTask(.processing("chatty"), budget: .seconds(30)) { context in
+        let total = 20_000
+        for n in 1...total {
+            context.reportProgress(completed: n, total: total)
+            if n % 1_000 == 0 { context.setStatus("batch \(n / 1_000)") }
+            usleep(100)
+        }
+    }
+    .backgroundTask(.processing("silent"), budget: .seconds(30), progressTimeout: .seconds(1)) { _ in
+        try await Task.sleep(for: .seconds(30))
+    }
     .run()

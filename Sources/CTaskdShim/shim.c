@@ -140,7 +140,7 @@ static void spawn_fail(int report, int step) {
 }
 
 static void spawn_child(const char *path, char *const argv[], char *const envp[], int in, int out, int err,
-                        const char *cwd, const struct taskd_exec_identity *id, int report) {
+                        int notify, const char *cwd, const struct taskd_exec_identity *id, int report) {
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     for (int s = 1; s < NSIG; s++)
         if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, NULL);
@@ -150,8 +150,10 @@ static void spawn_child(const char *path, char *const argv[], char *const envp[]
 
     if (setpgid(0, 0) < 0) spawn_fail(report, TASKD_STEP_SETPGID);
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) spawn_fail(report, TASKD_STEP_FDS);
+    // The notify pipe on 3 (dup2 onto itself would leave it close-on-exec).
+    if (notify == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(notify, 3) < 0) spawn_fail(report, TASKD_STEP_FDS);
     // Close everything else but the report pipe (which closes itself at exec).
-    if (report > 3) syscall(SYS_close_range, 3u, (unsigned)report - 1, 0u);
+    if (report > 4) syscall(SYS_close_range, 4u, (unsigned)report - 1, 0u);
     syscall(SYS_close_range, (unsigned)report + 1, ~0u, 0u);
 
     if (id->set_nice) {
@@ -170,14 +172,14 @@ static void spawn_child(const char *path, char *const argv[], char *const envp[]
 }
 
 pid_t taskd_spawn_as(const char *path, char *const argv[], char *const envp[], int in, int out, int err,
-                     const char *cwd, const struct taskd_exec_identity *identity, int *failed_step) {
+                     int notify, const char *cwd, const struct taskd_exec_identity *identity, int *failed_step) {
     int report[2];
     if (pipe2(report, O_CLOEXEC) < 0) {
         *failed_step = TASKD_STEP_FORK;
         return -1;
     }
-    if (report[1] < 3) {  // keep it clear of the 0-2 the child sets up
-        int moved = fcntl(report[1], F_DUPFD_CLOEXEC, 3);
+    if (report[1] < 4) {  // keep it clear of the 0-3 the child sets up
+        int moved = fcntl(report[1], F_DUPFD_CLOEXEC, 4);
         close(report[1]);
         report[1] = moved;
         if (moved < 0) {
@@ -191,7 +193,7 @@ pid_t taskd_spawn_as(const char *path, char *const argv[], char *const envp[], i
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pid_t pid = fork();
-    if (pid == 0) spawn_child(path, argv, envp, in, out, err, cwd, identity, report[1]);
+    if (pid == 0) spawn_child(path, argv, envp, in, out, err, notify, cwd, identity, report[1]);
     int saved = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     close(report[1]);

@@ -53,19 +53,30 @@ enum Commands {
         }
     }
 
-    static func wake(_ parameters: [String: JSONValue], wait: Bool, json: Bool, socket: String) throws(Failure)
-        -> ExitCode
-    {
+    static func wake(
+        _ parameters: [String: JSONValue], wait: Bool, json: Bool, events: Bool = false, socket: String
+    ) throws(Failure) -> ExitCode {
         var shown: [String: RunState] = [:]
+        let live = LiveLine(enabled: wait && !json && !events && isatty(1) == 1)
         let reply = try call(socket, SchedulerInterface.wake, parameters, more: wait) { reply in
-            guard wait, !json, reply.error == nil else { return }
+            guard wait, reply.error == nil else { return }
+            if events {
+                let runs = JSONValue.array(runs(reply).map(\.json))
+                Terminal.out(JSONValue.object(["runs": runs, "final": .bool(!reply.continues)]).description)
+                return
+            }
+            guard !json else { return }
             for run in runs(reply) where shown[run.runId] != run.state {
-                if shown[run.runId] == nil || run.hasEnded { Terminal.out(describe(run)) }
+                if shown[run.runId] == nil || run.hasEnded { live.print(describe(run)) }
                 shown[run.runId] = run.state
             }
+            live.show(runs(reply).filter { !$0.hasEnded }.compactMap(progressLine).joined(separator: "; "))
         }
+        live.print(nil)
         let final = runs(reply)
-        if json {
+        if events {
+            // Every reply was printed as it came.
+        } else if json {
             Terminal.out(JSONValue.array(final.map(\.json)).description)
         } else if !wait {
             final.forEach { Terminal.out(describe($0)) }
@@ -76,6 +87,16 @@ enum Commands {
 
     static func runs(_ reply: VarlinkReply) -> [RunInfo] {
         (reply.parameters["runs"]?.arrayValue ?? []).compactMap(RunInfo.init(json:))
+    }
+
+    /// A running run's progress and status, `appRefresh: 3/250 (1%), fetching page 4`; nil without any.
+    static func progressLine(_ run: RunInfo) -> String? {
+        let count = run.progressCompleted.map { completed in
+            guard let total = run.progressTotal, total > 0 else { return "\(completed)" }
+            return "\(completed)/\(total) (\(min(100, max(0, completed * 100 / total)))%)"
+        }
+        let parts = [count, run.status].compactMap { $0 }
+        return parts.isEmpty ? nil : "\(run.task): " + parts.joined(separator: ", ")
     }
 
     /// One line about a run: what it is doing, or how it ended.
@@ -104,6 +125,9 @@ enum Commands {
         if run.stale { details.append("stale result ignored") }
         if !details.isEmpty { text += " (" + details.joined(separator: ", ") + ")" }
         if let result = run.result { text += ": " + result.description }
+        if run.hasEnded, let progress = progressLine(run) {
+            text += " [last progress " + progress.dropFirst(run.task.count + 2) + "]"
+        }
         return text
     }
 
@@ -156,6 +180,9 @@ enum Commands {
             return "\(run.state.rawValue), run \(run.runId)\(since)"
         }
         lines.append("        State: " + (current ?? "idle"))
+        if let run = task.current, let progress = progressLine(run) {
+            lines.append("     Progress: " + progress.dropFirst(run.task.count + 2))
+        }
         for run in task.queue { lines.append("       Queued: run \(run.runId) (trigger \(run.trigger.rawValue))") }
         if let attempt = task.retryAttempt, let due = task.retryDueUSec {
             lines.append("        Retry: attempt \(attempt) at \(Terminal.time(due))")

@@ -63,13 +63,17 @@ public enum Taskctl {
                           span included; exit status 1 if any is invalid
         """,
         "wake": """
-        Usage: taskctl wake TARGET [--id V] [--payload JSON] [--wait] [--json]
+        Usage: taskctl wake TARGET [--id V] [--payload JSON] [--wait] [--json | --events]
 
         Starts a run of every task TARGET names, or joins the run in progress (coalesced).
         TARGET is a task name, a kind (every task of it), or kind:identifier.
           --id V          the wake's id (SwiftUI's task(id:)); handlers see TASKD_WAKE_ID
           --payload JSON  a JSON object handed to the handler (a command reads it on stdin)
-          --wait          follow the runs until they end; exit 0 only if all completed
+          --wait          follow the runs until they end; exit 0 only if all completed. On a
+                          terminal, a live line shows a running run's progress and status
+          --json          the runs as a JSON array (with --wait, once they have ended)
+          --events        with --wait: every change as it comes, one JSON object per line,
+                          {"runs": [...], "final": false}, the last one "final": true
         """,
         "list": "Usage: taskctl list [--json]\n\nEvery task with its state, next timer elapse and last outcome.",
         "status":
@@ -143,7 +147,7 @@ public enum Taskctl {
         }
         switch command {
         case "wake":
-            try args.check(allowed: ["--id", "--payload", "--wait"])
+            try args.check(allowed: ["--id", "--payload", "--wait", "--events"])
             var parameters: [String: JSONValue] = ["target": .string(try one("TARGET"))]
             if let id = args.options["--id"] { parameters["id"] = .string(id) }
             if let text = args.options["--payload"] {
@@ -152,7 +156,10 @@ public enum Taskctl {
                 }
                 parameters["payload"] = payload
             }
-            return try Commands.wake(parameters, wait: args.flags.contains("--wait"), json: json, socket: socket(args))
+            let events = args.flags.contains("--events")
+            if events && !args.flags.contains("--wait") { throw UsageError("--events follows the runs: add --wait") }
+            return try Commands.wake(
+                parameters, wait: args.flags.contains("--wait"), json: json, events: events, socket: socket(args))
         case "list":
             try args.check(allowed: [])
             guard args.positional.isEmpty else { throw UsageError("list takes no arguments") }

@@ -9,6 +9,8 @@ import TaskdIO
 enum Terminal {
     static func out(_ s: String) { write(1, s + "\n") }
     static func err(_ s: String) { write(2, s + "\n") }
+    /// `s` as it is, no newline (a live line).
+    static func raw(_ s: String) { write(1, s) }
 
     private static func write(_ fd: Int32, _ s: String) { FileIO.writeAll(fd, Array(s.utf8)) }
 

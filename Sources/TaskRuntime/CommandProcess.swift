@@ -8,8 +8,9 @@ import TaskdIO
 #endif
 
 /// A running command handler: spawned with `posix_spawn` as the leader of its own process group,
-/// with every signal disposition reset and the mask cleared, the payload on standard input, and
-/// standard output and error captured line by line. Its exit is observed through a pidfd on the
+/// with every signal disposition reset and the mask cleared, the payload on standard input,
+/// standard output and error captured line by line, and fd 3 a pipe for its notifications
+/// (`PROGRESS=`, `STATUS=`). Its exit is observed through a pidfd on the
 /// event loop, so no thread blocks in `waitpid`.
 public final class CommandProcess: Sendable {
     /// The leader's pid, which is also the process group id.
@@ -42,34 +43,42 @@ public final class CommandProcess: Sendable {
         defer { if stdinFD != devNull { close(stdinFD) } }
         var outPipe: [Int32] = [-1, -1]
         var errPipe: [Int32] = [-1, -1]
-        guard taskd_pipe_cloexec(&outPipe) == 0, taskd_pipe_cloexec(&errPipe) == 0 else {
+        var notifyPipe: [Int32] = [-1, -1]
+        guard taskd_pipe_cloexec(&outPipe) == 0, taskd_pipe_cloexec(&errPipe) == 0,
+            taskd_pipe_cloexec(&notifyPipe) == 0
+        else {
+            for fd in outPipe + errPipe + notifyPipe where fd >= 0 { close(fd) }
             throw SpawnError(message: "pipe: \(String(cString: strerror(errno)))")
         }
         let started = CStringArray.with(argv) { cArgv in
             CStringArray.with(environment) { cEnv -> Result<pid_t, SpawnError> in
                 if identity.isInherited {
                     return posixSpawn(
-                        path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1], cwd: workingDirectory
-                    )
+                        path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1],
+                        notify: notifyPipe[1], cwd: workingDirectory)
                 }
                 return forkExec(
-                    path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1], cwd: workingDirectory,
-                    identity: identity)
+                    path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1], notify: notifyPipe[1],
+                    cwd: workingDirectory, identity: identity)
             }
         }
         close(outPipe[1])
         close(errPipe[1])
+        close(notifyPipe[1])
         switch started {
         case .success(let pid):
             // The child's `main` first, then the rest of the loop's turn (wake → command's main:
             // 1.21–1.34× the C floor before, 1.05–1.13× after; tenth round in bench/PROFILING.md's git history).
             EventLoop.shared.yieldOncePerTurn()
             let process = CommandProcess(pid: pid, outputLimit: outputLimit)
-            process.watch(stdout: outPipe[0], stderr: errPipe[0], onOutput: onOutput, onExit: onExit)
+            process.watch(
+                pipes: [(outPipe[0], .stdout), (errPipe[0], .stderr), (notifyPipe[0], .notify)], onOutput: onOutput,
+                onExit: onExit)
             return process
         case .failure(let error):
             close(outPipe[0])
             close(errPipe[0])
+            close(notifyPipe[0])
             throw error
         }
     }
@@ -77,7 +86,7 @@ public final class CommandProcess: Sendable {
     /// The common case: nothing about the identity changes, so glibc's `posix_spawn` (a vfork) will do.
     private static func posixSpawn(
         _ path: String, _ argv: [UnsafeMutablePointer<CChar>?], _ env: [UnsafeMutablePointer<CChar>?],
-        stdin: Int32, stdout: Int32, stderr: Int32, cwd: String?
+        stdin: Int32, stdout: Int32, stderr: Int32, notify: Int32, cwd: String?
     ) -> Result<pid_t, SpawnError> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -85,7 +94,9 @@ public final class CommandProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, stdin, 0)
         posix_spawn_file_actions_adddup2(&actions, stdout, 1)
         posix_spawn_file_actions_adddup2(&actions, stderr, 2)
-        taskd_spawn_addclosefrom(&actions, 3)
+        // dup2 onto itself clears close-on-exec here (glibc ≥ 2.29, as POSIX asks).
+        posix_spawn_file_actions_adddup2(&actions, notify, 3)
+        taskd_spawn_addclosefrom(&actions, 4)
         if let cwd { taskd_spawn_addchdir(&actions, cwd) }
 
         var attributes = posix_spawnattr_t()
@@ -112,7 +123,7 @@ public final class CommandProcess: Sendable {
     /// User=, Group=, SupplementaryGroups=, UMask= or Nice= is set: fork and exec through the shim.
     private static func forkExec(
         _ path: String, _ argv: [UnsafeMutablePointer<CChar>?], _ env: [UnsafeMutablePointer<CChar>?],
-        stdin: Int32, stdout: Int32, stderr: Int32, cwd: String?, identity: ExecIdentity
+        stdin: Int32, stdout: Int32, stderr: Int32, notify: Int32, cwd: String?, identity: ExecIdentity
     ) -> Result<pid_t, SpawnError> {
         var groups = (identity.groups ?? []).map { gid_t($0) }
         // Without root, a command may only run as taskd's own user, whose groups it keeps.
@@ -139,7 +150,7 @@ public final class CommandProcess: Sendable {
                 spec.set_nice = 1
                 spec.nice = nice
             }
-            return taskd_spawn_as(path, argv, env, stdin, stdout, stderr, cwd, &spec, &step)
+            return taskd_spawn_as(path, argv, env, stdin, stdout, stderr, notify, cwd, &spec, &step)
         }
         guard pid < 0 else { return .success(pid) }
         let reason = String(cString: strerror(errno))
@@ -179,11 +190,11 @@ public final class CommandProcess: Sendable {
     var watchedPipes: Int { state.withLock { $0.watched.count } }
 
     private func watch(
-        stdout: Int32, stderr: Int32, onOutput: @escaping @Sendable (CommandOutput) -> Void,
+        pipes: [(fd: Int32, stream: OutputLine.Stream)], onOutput: @escaping @Sendable (CommandOutput) -> Void,
         onExit: @escaping @Sendable (Termination) -> Void
     ) {
         let loop = EventLoop.shared
-        for (fd, stream) in [(stdout, OutputLine.Stream.stdout), (stderr, .stderr)] {
+        for (fd, stream) in pipes {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             state.withLock { $0.splitters[fd] = LineSplitter(stream: stream) }
             let token = loop.register(fd: fd, events: EventLoop.readable) { [self] _ in
@@ -275,9 +286,11 @@ public final class CommandProcess: Sendable {
         }
     }
 
-    /// Passes `lines` through the run's rate limit, at the current monotonic time.
+    /// Passes `lines` through the run's rate limit, at the current monotonic time; notifications
+    /// pass as they are.
     private static func meter(_ lines: [OutputLine], _ s: inout State) -> [CommandOutput] {
         guard !lines.isEmpty else { return [] }
+        if lines[0].stream == .notify { return lines.map { .notification($0.text) } }
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let usec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec / 1000)

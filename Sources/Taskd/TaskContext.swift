@@ -39,6 +39,17 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     /// request, is journaled, and survives a restart (a time missed meanwhile runs at start).
     public func scheduleNext(after delay: Duration) { controls.scheduleNext(delay) }
 
+    /// Reports how far the run is: `completed` units of `total` (nil: unknown). Call it as often as
+    /// you like: `taskctl status` shows the latest at once, the journal and `wake --wait` hear at
+    /// most once a second, and `ProgressTimeoutSec=` counts from the latest.
+    public func reportProgress(completed: Int, total: Int? = nil) {
+        controls.progress(Int64(completed), total.map(Int64.init))
+    }
+
+    /// Reports a line of status (`taskctl status`, `wake --wait`, the journal's `TASK_STATUS`;
+    /// at most 256 bytes are kept). It counts as progress for `ProgressTimeoutSec=`.
+    public func setStatus(_ status: String) { controls.status(status) }
+
     /// A context as a handler sees it, for calling a handler's own functions directly in a test;
     /// `TaskdTesting`'s `TaskTestDriver` makes one from a run the way taskd does.
     public init(

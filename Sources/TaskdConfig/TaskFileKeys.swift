@@ -47,6 +47,7 @@ enum TaskFileKeys {
                     }
                 }
             },
+            "ProgressTimeoutSec": { f, e throws(ConfigDiagnostic) in f.definition.progressTimeout = try finiteSpan(e) },
             "History": { f, e throws(ConfigDiagnostic) in f.definition.historySize = try integer(e, in: 0...10_000) },
             "WakeUsers": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeUsers, e, users) },
             "WakeGroups": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeGroups, e, groups) },

@@ -27,6 +27,10 @@ public struct RunInfo: Hashable, Sendable {
     public var stale: Bool
     /// What a Swift handler returned (its `Encodable` result).
     public var result: JSONValue?
+    /// What the handler last reported: units done, of how many, and a line of status.
+    public var progressCompleted: Int64?
+    public var progressTotal: Int64?
+    public var status: String?
 
     public init(_ run: Run, disposition: WakeDisposition = .started) {
         task = run.key.identifier
@@ -47,6 +51,9 @@ public struct RunInfo: Hashable, Sendable {
         cancelReason = run.cancelReason?.rawValue
         stale = run.fenced && run.outcome != nil
         result = run.result.flatMap { try? JSONParser.parse($0) }
+        progressCompleted = run.progress?.completed
+        progressTotal = run.progress?.total
+        status = run.progress?.status
         switch run.termination {
         case .exited(let code)?: exitStatus = code
         case .signaled(let sig)?: signal = SignalNames.name(sig)
@@ -79,6 +86,8 @@ public struct RunInfo: Hashable, Sendable {
         o.string("error", error)
         o.int("exitStatus", exitStatus.map { Int64($0) })
         o.string("kind", kind)
+        o.int("progressCompleted", progressCompleted)
+        o.int("progressTotal", progressTotal)
         o.int("queuedUSec", queuedUSec)
         o.value("result", result)
         o.string("runId", runId)
@@ -86,6 +95,7 @@ public struct RunInfo: Hashable, Sendable {
         o.bool("stale", stale)
         o.int("startedUSec", startedUSec)
         o.string("state", state.rawValue)
+        o.string("status", status)
         o.string("task", task)
         o.string("trigger", trigger.rawValue)
         o.int("waitedUSec", waitedUSec)
@@ -123,5 +133,8 @@ public struct RunInfo: Hashable, Sendable {
         error = json["error"]?.stringValue
         stale = json["stale"]?.boolValue ?? false
         result = json["result"]
+        progressCompleted = json["progressCompleted"]?.intValue
+        progressTotal = json["progressTotal"]?.intValue
+        status = json["status"]?.stringValue
     }
 }

@@ -55,14 +55,18 @@ public enum SchedulerInterface {
           exitStatus: ?int,
           # The signal that ended a command, as SIGKILL.
           signal: ?string,
-          # budget, requested, superseded, reconfigured, removed or shutdown.
+          # budget, requested, superseded, reconfigured, removed, shutdown or no-progress.
           cancelReason: ?string,
           # What a Swift handler threw, or why a command could not start.
           error: ?string,
           # True for a run detached by a cancel: what its handler reported later is not the task's result.
           stale: bool,
           # What a Swift handler returned (its Encodable result).
-          result: ?object
+          result: ?object,
+          # What the handler last reported: units done, of how many, and a line of status.
+          progressCompleted: ?int,
+          progressTotal: ?int,
+          status: ?string
         )
 
         # A task, its runs and its schedule.

@@ -22,6 +22,8 @@ public actor TestRun {
     private var retryAfter: Duration?
     /// The next run the handler asked for (`scheduleNext(after:)`), the latest request.
     private let requested = Latest()
+    /// The handler's latest progress report, applied when the clock moves and when it returns.
+    private let mailbox = ProgressMailbox()
 
     /// The latest value set, from any thread.
     private final class Latest: Sendable {
@@ -76,6 +78,7 @@ public actor TestRun {
     public func advance(by duration: Duration) {
         let (seconds, attoseconds) = duration.components
         let micros = UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000_000
+        applyProgress()
         now = ClockReading(monotonic: now.monotonic &+ micros, realtime: now.realtime &+ micros)
         perform(scheduler.advance(to: now))
     }
@@ -91,7 +94,16 @@ public actor TestRun {
     }
 
     private func handlerReturned(_ termination: Termination, _ result: String?) {
+        applyProgress()
         perform(scheduler.handlerEnded(runID: runID, termination: termination, result: result, at: now))
+    }
+
+    /// Hands the handler's latest progress report to the scheduler, at the clock's reading.
+    private func applyProgress() {
+        guard let report = mailbox.take() else { return }
+        perform(
+            scheduler.progress(
+                runID: runID, completed: report.completed, total: report.total, status: report.status, at: now))
     }
 
     private func perform(_ actions: [SchedulerAction]) {
@@ -100,7 +112,12 @@ public actor TestRun {
             case .start(let run):
                 let handler = self.handler
                 let now = self.now
-                let controls = RunControls(scheduleNext: { [requested] delay in requested.set(delay) })
+                let mailbox = self.mailbox
+                let controls = RunControls(
+                    scheduleNext: { [requested] delay in requested.set(delay) },
+                    progress: { completed, total in _ = mailbox.post { ($0.completed, $0.total) = (completed, total) }
+                    },
+                    status: { status in _ = mailbox.post { $0.status = status } })
                 handlerTask = Task {
                     let (termination, result) = await handler.outcome(of: run, now: now, controls: controls)
                     await self.handlerReturned(termination, result)

@@ -17,6 +17,10 @@ public struct TestRunResult: Sendable {
     public var duration: Duration
     /// When taskd would start the next attempt, if the failure is retried (`maxAttempts:`).
     public var retryAfter: Duration?
+    /// What the handler last reported: units done, of how many, and its status.
+    public var progressCompleted: Int?
+    public var progressTotal: Int?
+    public var status: String?
     /// The next run the handler asked for (`context.scheduleNext(after:)`), if it did.
     public var nextRunRequested: Duration?
     /// The run's journal entries, in order, the last one its end.
@@ -24,6 +28,9 @@ public struct TestRunResult: Sendable {
 
     init(run: Run, journal: [[String: String]], retryAfter: Duration?, nextRunRequested: Duration?) {
         self.nextRunRequested = nextRunRequested
+        progressCompleted = run.progress?.completed.map { Int($0) }
+        progressTotal = run.progress?.total.map { Int($0) }
+        status = run.progress?.status
         outcome = run.outcome?.rawValue ?? run.state.rawValue
         resultJSON = run.result
         switch run.termination {

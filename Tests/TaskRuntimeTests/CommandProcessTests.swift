@@ -11,6 +11,8 @@ final class Recorder: Sendable {
     let lines = Mutex<[OutputLine]>([])
     /// Every `.dropped` report, in order.
     let dropped = Mutex<[Int]>([])
+    /// The lines written to the notify descriptor, in order.
+    let notifications = Mutex<[String]>([])
     let (ended, continuation) = AsyncStream.makeStream(of: Termination.self)
 
     func spawn(
@@ -23,6 +25,7 @@ final class Recorder: Sendable {
                 switch output {
                 case .line(let line): self.lines.withLock { $0.append(line) }
                 case .dropped(let n): self.dropped.withLock { $0.append(n) }
+                case .notification(let line): self.notifications.withLock { $0.append(line) }
                 }
             },
             onExit: { t in
@@ -116,7 +119,7 @@ struct CommandProcessTests {
         let p = try r.spawn([
             "/bin/sh", "-c", "trap '' TERM; echo one; echo two >&2; printf three; : > \"$0\"; exec sleep 300", marker,
         ])
-        #expect(p.watchedPipes == 2)
+        #expect(p.watchedPipes == 3, "stdout, stderr and the notify pipe")
         while access(marker, F_OK) != 0 { try await Task.sleep(for: .milliseconds(5)) }
         p.signalGroup(SIGKILL)
         #expect(p.watchedPipes == 0)
@@ -236,5 +239,23 @@ struct CommandProcessTests {
         var identity = ExecIdentity()
         identity.uid = geteuid() + 1
         #expect(throws: SpawnError.self) { try Recorder().spawn(["/bin/true"], identity: identity) }
+    }
+
+    @Test(
+        "fd 3 is the notify pipe, with and without a change of identity: its lines are notifications, never output; fd 4 is closed",
+        arguments: [false, true])
+    func notifyDescriptor(changesIdentity: Bool) async throws {
+        var identity = ExecIdentity()
+        if changesIdentity { identity.umask = 0o022 }  // fork and exec through the shim
+        let r = Recorder()
+        _ = try r.spawn(
+            [
+                "/bin/sh", "-c",
+                "echo PROGRESS=1/3 >&3; echo out; echo STATUS=half way >&3; "
+                    + "if { true >&4; } 2>/dev/null; then echo fd4-open; fi",
+            ], identity: identity, limit: OutputRateLimit(interval: .seconds(10), burst: 1))
+        #expect(await r.termination() == .exited(0))
+        #expect(r.notifications.withLock { $0 } == ["PROGRESS=1/3", "STATUS=half way"])
+        #expect(r.texts == ["out"], "notifications are not output, nor counted by its rate limit; fd 4 is closed")
     }
 }

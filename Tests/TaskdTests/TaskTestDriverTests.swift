@@ -68,4 +68,26 @@ struct TaskTestDriverTests {
         let daemon = TaskDaemon().backgroundTask(.processing("r"), schedule: [.calendar("never ever")]) { _ in }
         await #expect(throws: TestDriverError.self) { _ = try await TaskTestDriver(daemon).wake("r") }
     }
+
+    @Test("the last progress and status a handler reports are in its result")
+    func progress() async throws {
+        let daemon = TaskDaemon().backgroundTask(.processing("count")) { context in
+            for n in 1...500 { context.reportProgress(completed: n, total: 500) }
+            context.setStatus("done counting")
+        }
+        let ended = try await TaskTestDriver(daemon).wake("count").finish()
+        #expect(ended.progressCompleted == 500 && ended.progressTotal == 500 && ended.status == "done counting")
+        #expect(ended.journal.last?["TASK_PROGRESS_COMPLETED"] == "500")
+    }
+
+    @Test("a handler that reports nothing for progressTimeout: is cancelled, reason no-progress")
+    func progressTimeout() async throws {
+        let daemon = TaskDaemon().backgroundTask(.processing("stall"), progressTimeout: .seconds(60)) { _ in
+            try await Task.sleep(for: .seconds(3600))
+        }
+        let run = try await TaskTestDriver(daemon).wake("stall")
+        await run.advance(by: .seconds(60))
+        let ended = await run.finish()
+        #expect(ended.outcome == "cancelled" && ended.cancelReason == "no-progress")
+    }
 }

@@ -73,11 +73,11 @@ enum taskd_spawn_step {
 };
 
 /// fork + exec for a command that changes identity (posix_spawn cannot): the child leads its own
-/// process group, has every signal reset and unblocked, fds 0-2 from in/out/err and nothing else
-/// open, then nice, umask, groups, gid, uid, chdir (as the new user), execve. Only async-signal-safe
+/// process group, has every signal reset and unblocked, fds 0-3 from in/out/err/notify and nothing
+/// else open, then nice, umask, groups, gid, uid, chdir (as the new user), execve. Only async-signal-safe
 /// calls and raw syscalls run in the child. Returns the pid once the exec has succeeded, or -1 with
 /// errno and *failed_step set (the failed child already reaped).
-pid_t taskd_spawn_as(const char *path, char *const argv[], char *const envp[], int in, int out, int err,
+pid_t taskd_spawn_as(const char *path, char *const argv[], char *const envp[], int in, int out, int err, int notify,
                      const char *cwd, const struct taskd_exec_identity *identity, int *failed_step);
 
 /// A non-blocking CLOCK_MONOTONIC timerfd; -1 with errno.

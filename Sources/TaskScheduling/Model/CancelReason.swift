@@ -12,4 +12,6 @@ public enum CancelReason: String, Hashable, Sendable, CaseIterable {
     case removed
     /// The daemon is stopping.
     case shutdown
+    /// The run reported no progress for `ProgressTimeoutSec=`.
+    case noProgress = "no-progress"
 }

@@ -30,6 +30,19 @@ public struct Run: Hashable, Sendable {
     public var records: [String] = []
     /// What a Swift handler returned, as JSON text.
     public var result: String?
+    /// What the handler last said of its progress, if it did.
+    public var progress: RunProgress?
+    /// `ProgressTimeoutSec=` of its task when it started, in µs (0: none).
+    public var progressTimeout: UInt64 = 0
+    /// When a progress report was last told (journal, watchers), and whether a later one waits
+    /// to be told (reports are told at most once per `Scheduler.progressInterval`).
+    public var progressToldAt: UInt64?
+    public var progressUntold = false
+    /// The monotonic instant a run that reports no progress is cancelled at (`ProgressTimeoutSec=`).
+    public var progressDeadline: UInt64? {
+        guard progressTimeout > 0, case .running = phase, let started else { return nil }
+        return (progress?.reportedAt ?? started.monotonic) &+ progressTimeout
+    }
 
     /// `TASKD_DEADLINE_USEC`: the budget's end on CLOCK_REALTIME, once started.
     public var deadlineRealtime: UInt64? { started.map { $0.realtime &+ budget.microseconds } }

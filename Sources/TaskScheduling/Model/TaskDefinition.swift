@@ -73,6 +73,11 @@ public struct TaskDefinition: Hashable, Sendable {
         get { options.historySize }
         set { options.historySize = newValue }
     }
+    /// `ProgressTimeoutSec=`: a run that reports no progress for this long is cancelled (0: never).
+    public var progressTimeout: TimeSpan {
+        get { options.progressTimeout }
+        set { options.progressTimeout = newValue }
+    }
     /// `WakeUsers=`/`WakeGroups=`: who besides root may wake or cancel the task (nil: anyone allowed on the socket).
     public var wakeAccess: AccessList? {
         get { options.wakeAccess }

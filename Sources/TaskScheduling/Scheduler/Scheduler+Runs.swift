@@ -138,6 +138,7 @@ extension Scheduler {
         run.inProcess = d.handler == .swift
         run.cancelAt = now.monotonic &+ d.cancelOffset
         run.killAt = now.monotonic &+ d.budget.microseconds
+        run.progressTimeout = d.progressTimeout.microseconds
         run.phase = .running
         tasks[run.key]!.lastActivation = now.monotonic
         actions.append(.start(run))

@@ -60,6 +60,8 @@ public struct Scheduler: Sendable {
             case .cancelling: consider(run.killAt)
             case .queued, .killed: break
             }
+            if let deadline = run.progressDeadline { consider(deadline) }
+            if run.progressUntold, let told = run.progressToldAt { consider(told &+ Self.progressInterval) }
         }
         return next
     }
@@ -91,6 +93,35 @@ public struct Scheduler: Sendable {
             trigger: .wake, wakeID: wakeID, payload: payload, records: record.map { [$0] } ?? [])
         let result = trigger(key, request, at: now, actions: &actions)
         return (result, actions)
+    }
+
+    /// The least time between two `progress` events of one run (µs): a handler may report as often
+    /// as it likes; the journal and watchers hear at most this often, the last report always.
+    public static let progressInterval: UInt64 = 1_000_000
+
+    /// The run's handler reported progress (`completed` of `total`) and/or a status: kept on the
+    /// run at once (`Status` shows it, `ProgressTimeoutSec=` counts from it), told as a `progress`
+    /// event at most once per `progressInterval`, the latest report always told in the end.
+    public mutating func progress(
+        runID: String, completed: Int64?, total: Int64?, status: String?, at now: ClockReading
+    ) -> [SchedulerAction] {
+        guard var run = runs[runID], run.isActive else { return [] }
+        var progress = run.progress ?? RunProgress(reportedAt: now.monotonic)
+        if let completed { progress.completed = completed }
+        if completed != nil || total != nil { progress.total = total }
+        if let status { progress.status = RunProgress.clipped(status) }
+        progress.reportedAt = now.monotonic
+        run.progress = progress
+        var actions: [SchedulerAction] = []
+        if let told = run.progressToldAt, now.monotonic < told &+ Self.progressInterval {
+            run.progressUntold = true
+        } else {
+            run.progressToldAt = now.monotonic
+            run.progressUntold = false
+            actions.append(.report(.progress(run)))
+        }
+        runs[runID] = run
+        return actions
     }
 
     /// A trigger of `key` as a timer, a retry or a wake would make it (`attempt` for a retry), for
@@ -131,6 +162,19 @@ public struct Scheduler: Sendable {
         var actions: [SchedulerAction] = []
         for id in runs.keys.sorted() {
             guard var run = runs[id] else { continue }
+            if run.progressUntold, let told = run.progressToldAt, told &+ Self.progressInterval <= now.monotonic {
+                run.progressUntold = false
+                run.progressToldAt = now.monotonic
+                runs[id] = run
+                actions.append(.report(.progress(run)))
+            }
+            if let deadline = run.progressDeadline, deadline <= now.monotonic, run.cancelAt > now.monotonic {
+                run.phase = .cancelling(.noProgress)
+                run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
+                runs[id] = run
+                actions.append(.cancel(run))
+                actions.append(.report(.cancelling(run)))
+            }
             if case .running = run.phase, run.cancelAt <= now.monotonic {
                 run.phase = .cancelling(.budget)
                 runs[id] = run

@@ -17,12 +17,14 @@ public enum SchedulerEvent: Hashable, Sendable {
     case overflow(Run, Trigger)
     /// The run failed; attempt `run.attempt + 1` starts after `delay` microseconds.
     case retryScheduled(Run, delay: UInt64)
+    /// The run reported progress or a status (told at most once per `Scheduler.progressInterval`).
+    case progress(Run)
 
     /// The run the event is about.
     public var run: Run {
         switch self {
         case .started(let r), .waiting(let r), .queued(let r), .cancelling(let r), .killing(let r), .ended(let r),
-            .coalesced(let r, _), .overflow(let r, _), .retryScheduled(let r, _):
+            .coalesced(let r, _), .overflow(let r, _), .retryScheduled(let r, _), .progress(let r):
             return r
         }
     }

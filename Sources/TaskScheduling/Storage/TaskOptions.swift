@@ -14,5 +14,6 @@ struct TaskOptions: Hashable, Sendable {
     var queueLimit = 8
     var retry = RetryPolicy()
     var historySize = 20
+    var progressTimeout = TimeSpan.zero
     var wakeAccess: AccessList?
 }

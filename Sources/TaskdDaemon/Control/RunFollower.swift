@@ -3,7 +3,8 @@ import TaskdProtocol
 import TaskdSystem
 
 /// Answers a `Wake` with `"more": true`: the runs once the wake is acknowledged, then the runs
-/// again each time one of them changes state, the reply that tells the last end being final.
+/// again each time one of them changes state or reports progress (at most once a second per
+/// run), the reply that tells the last end being final.
 /// States that arrive before the acknowledgement wait for it, so the client hears them in order.
 final class RunFollower<Channel: ReplyChannel>: Sendable {
     private let channel: Channel
@@ -41,7 +42,11 @@ final class RunFollower<Channel: ReplyChannel>: Sendable {
         guard !p.done, let index = p.latest!.firstIndex(where: { $0.runId == update.runId }) else { return }
         var info = update
         info.disposition = p.latest![index].disposition
-        guard info.state != p.latest![index].state else { return }
+        let was = p.latest![index]
+        guard
+            info.state != was.state || info.progressCompleted != was.progressCompleted
+                || info.progressTotal != was.progressTotal || info.status != was.status
+        else { return }
         p.latest![index] = info
         tell(&p)
     }

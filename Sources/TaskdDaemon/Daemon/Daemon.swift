@@ -345,6 +345,16 @@ actor Daemon {
     }
 
     /// The wall clock was set or the local time zone changed: re-arm calendar timers and journal it.
+    /// A Swift handler's latest progress report (`ProgressMailbox`), or a command's
+    /// `PROGRESS=`/`STATUS=` line.
+    func progressReported(runID: String, _ report: ProgressMailbox.Report?) {
+        guard let report else { return }
+        perform(
+            scheduler.progress(
+                runID: runID, completed: report.completed, total: report.total, status: report.status,
+                at: SystemClock.now()))
+    }
+
     /// A handler asked for its task's next run `delay` from now (`TaskContext.scheduleNext(after:)`).
     func requestRun(_ key: TaskKey, after delay: Duration) {
         let micros = TaskHandler.microseconds(delay)
@@ -504,7 +514,13 @@ actor Daemon {
                 environment: HandlerEnvironment.build(run: run, spec: spec, stateDirectory: stateDirectory),
                 workingDirectory: spec.workingDirectory, stdin: run.payload,
                 identity: spec.identity, outputLimit: spec.outputLimit,
-                onOutput: { output in journal.output(output, run: run, limit: spec.outputLimit) },
+                onOutput: { [weak self] output in
+                    guard case .notification(let line) = output else {
+                        return journal.output(output, run: run, limit: spec.outputLimit)
+                    }
+                    guard let report = NotifyLine.parse(line[...]) else { return }
+                    self?.onLoop { $0.progressReported(runID: run.id, report) }
+                },
                 onExit: { [weak self] termination in
                     self?.onLoop { $0.handlerEnded(runID: run.id, termination: termination) }
                 })
@@ -524,9 +540,18 @@ actor Daemon {
         // The handler is user code: its first slice runs on the loop's thread once the event or
         // job that started it returns (the loop handed on if it lasts), the rest on the pool.
         let key = run.key
-        let controls = RunControls(scheduleNext: { [weak self] delay in
-            self?.onLoop { $0.requestRun(key, after: delay) }
-        })
+        let runID = run.id
+        let mailbox = ProgressMailbox()
+        let deliver: @Sendable (Bool) -> Void = { [weak self] first in
+            guard first else { return }
+            self?.onLoop { $0.progressReported(runID: runID, mailbox.take()) }
+        }
+        let controls = RunControls(
+            scheduleNext: { [weak self] delay in self?.onLoop { $0.requestRun(key, after: delay) } },
+            progress: { completed, total in
+                deliver(mailbox.post { ($0.completed, $0.total) = (completed, total) })
+            },
+            status: { status in deliver(mailbox.post { $0.status = status }) })
         let task = Task(executorPreference: HandlerExecutor.shared) { [weak self] in
             let (termination, result) = await handler.outcome(of: run, now: now, controls: controls)
             // Posted, not awaited: an await would hop back to this executor only to end the task

@@ -43,6 +43,7 @@ enum HandlerEnvironment {
             "TASKD_BUDGET_USEC=\(run.budget.microseconds)",
             "TASKD_DEADLINE_USEC=\(run.deadlineRealtime ?? 0)",
             "TASKD_NO_RETRY_EXIT_STATUS=\(RetryPolicy.noRetryExitStatus)",
+            "TASKD_NOTIFY_FD=3",
         ]
         // The names above are distinct: only the task's own assignments can repeat one.
         guard !spec.environment.isEmpty else { return assignments }

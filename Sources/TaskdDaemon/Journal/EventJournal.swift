@@ -55,6 +55,9 @@ package struct EventJournal: Sendable {
             entry.set("TASK_PHASE", "killing")
         case .ended:
             entry = Self.ended(run, name: name, short: short)
+        case .progress:
+            let parts = [run.progress?.countText, run.progress?.status].compactMap { $0 }
+            entry = Self.entry(.runProgress, 6, "\(name): run \(short) progress: \(parts.joined(separator: ", "))")
         }
         Self.addRunFields(run, to: &entry)
         return entry
@@ -115,6 +118,11 @@ package struct EventJournal: Sendable {
         if let duration = run.duration { entry.set("TASK_DURATION_USEC", String(duration)) }
         if let reason = run.cancelReason { entry.set("TASK_CANCEL_REASON", reason.rawValue) }
         if let waited = run.waited, waited > 0 { entry.set("TASK_WAITED_USEC", String(waited)) }
+        if let progress = run.progress {
+            if let completed = progress.completed { entry.set("TASK_PROGRESS_COMPLETED", String(completed)) }
+            if let total = progress.total { entry.set("TASK_PROGRESS_TOTAL", String(total)) }
+            if let status = progress.status { entry.set("TASK_STATUS", status) }
+        }
         if run.fenced && run.outcome != nil { entry.set("TASK_STALE", "1") }
         switch run.termination {
         case .exited(let code)?: entry.set("TASK_EXIT_STATUS", String(code))
@@ -128,6 +136,8 @@ package struct EventJournal: Sendable {
     func output(_ output: CommandOutput, run: Run, limit: OutputRateLimit) {
         var entry: LogEntry
         switch output {
+        case .notification:
+            return  // progress and status, not output (the daemon hands them to the scheduler)
         case .line(let line):
             entry = LogEntry([("MESSAGE", line.text), ("PRIORITY", String(line.priority))])
             entry.set("TASK_STREAM", line.stream.rawValue)

@@ -1,0 +1,15 @@
+/// A line a command writes to its notify descriptor (`TASKD_NOTIFY_FD`): `PROGRESS=N/TOTAL`,
+/// `PROGRESS=N` (total unknown) or `STATUS=text`, as `sd_notify`'s assignments. Anything else is
+/// ignored, as `sd_notify` ignores assignments it does not know.
+enum NotifyLine {
+    static func parse(_ line: Substring) -> ProgressMailbox.Report? {
+        if line.hasPrefix("STATUS=") { return ProgressMailbox.Report(status: String(line.dropFirst(7))) }
+        guard line.hasPrefix("PROGRESS=") else { return nil }
+        let value = line.dropFirst(9)
+        let parts = value.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let completed = Int64(parts[0]), completed >= 0 else { return nil }
+        guard parts.count == 2 else { return ProgressMailbox.Report(completed: completed) }
+        guard let total = Int64(parts[1]), total >= 0 else { return nil }
+        return ProgressMailbox.Report(completed: completed, total: total)
+    }
+}

@@ -1,0 +1,71 @@
+import Testing
+
+@testable import TaskScheduling
+
+/// Progress reports in the pure core, on a manual clock: kept at once, told at most once per
+/// `progressInterval` with the last one always told, and `ProgressTimeoutSec=`.
+@Suite("Scheduler: progress, its throttle and ProgressTimeoutSec=")
+struct ProgressTests {
+    func started(_ definition: TaskDefinition, _ clock: ManualClock) -> (Scheduler, String) {
+        var scheduler = Scheduler(definitions: [definition], startedAt: clock.now, random: SeededRandom(seed: 3))
+        let (result, _) = scheduler.wake(key: definition.key, at: clock.now)
+        return (scheduler, result!.run.id)
+    }
+
+    @Test("10,000 reports in a second are kept at once but told twice: the first, then the last one after the interval")
+    func throttled() {
+        var clock = ManualClock()
+        var (scheduler, id) = started(swiftTask("sync"), clock)
+        var told: [String] = []
+        for n in 1...10_000 {
+            let at = clock.at(seconds: Double(n - 1) / 10_000)
+            told += scheduler.progress(runID: id, completed: Int64(n), total: 10_000, status: nil, at: at).trace
+            #expect(scheduler.runs[id]?.progress?.completed == Int64(n))
+        }
+        #expect(told == ["progress:1"])
+        #expect(scheduler.nextDeadline == clock.now.monotonic + Scheduler.progressInterval)
+        told += scheduler.advance(to: clock.advance(seconds: 1)).trace
+        #expect(told == ["progress:1", "progress:10000"])
+        #expect(scheduler.advance(to: clock.advance(seconds: 5)).trace.isEmpty, "nothing new: nothing told")
+    }
+
+    @Test("a status alone keeps the count; a count alone keeps the status; a long status is cut at 256 bytes")
+    func merges() {
+        let clock = ManualClock()
+        var (scheduler, id) = started(swiftTask("sync"), clock)
+        _ = scheduler.progress(runID: id, completed: 3, total: 250, status: nil, at: clock.now)
+        _ = scheduler.progress(runID: id, completed: nil, total: nil, status: "fetching", at: clock.now)
+        #expect(scheduler.runs[id]?.progress?.countText == "3/250 (1%)")
+        #expect(scheduler.runs[id]?.progress?.status == "fetching")
+        _ = scheduler.progress(runID: id, completed: 4, total: 250, status: nil, at: clock.now)
+        #expect(scheduler.runs[id]?.progress?.status == "fetching")
+        _ = scheduler.progress(
+            runID: id, completed: nil, total: nil, status: String(repeating: "é", count: 200), at: clock.now)
+        #expect(scheduler.runs[id]?.progress?.status?.utf8.count == 256)
+    }
+
+    @Test("ProgressTimeoutSec=: no report for that long cancels the run (reason no-progress, outcome cancelled)")
+    func timeout() {
+        var clock = ManualClock()
+        var definition = swiftTask("stall", budget: 600, grace: 5)
+        definition.progressTimeout = .seconds(60)
+        var (scheduler, id) = started(definition, clock)
+        #expect(scheduler.nextDeadline == clock.now.monotonic + 60_000_000)
+        _ = scheduler.advance(to: clock.advance(seconds: 50))
+        _ = scheduler.progress(runID: id, completed: 1, total: nil, status: nil, at: clock.now)
+        #expect(scheduler.advance(to: clock.advance(seconds: 59)).trace.isEmpty, "a report restarts the count")
+        let cancelled = scheduler.advance(to: clock.advance(seconds: 1))
+        #expect(cancelled.trace == ["cancel", "cancelling"])
+        #expect(scheduler.runs[id]?.cancelReason == .noProgress)
+        let ended = scheduler.handlerEnded(runID: id, termination: .threw("CancellationError()"), at: clock.now)
+        #expect(ended.trace.first == "ended:cancelled")
+    }
+
+    @Test("without ProgressTimeoutSec= a silent run goes on until its budget")
+    func noTimeout() {
+        var clock = ManualClock()
+        var (scheduler, id) = started(swiftTask("quiet", budget: 600, grace: 5), clock)
+        #expect(scheduler.advance(to: clock.advance(seconds: 594)).trace.isEmpty)
+        #expect(scheduler.runs[id]?.phase == .running)
+    }
+}
