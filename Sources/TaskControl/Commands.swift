@@ -81,6 +81,7 @@ enum Commands {
         } else if !wait {
             final.forEach { Terminal.out(describe($0)) }
         }
+        if final.contains(where: { $0.disposition == .refused }) { return .runDidNotComplete }
         if wait && !final.allSatisfy({ $0.state == .completed }) { return .runDidNotComplete }
         return .success
     }
@@ -102,13 +103,17 @@ enum Commands {
     /// One line about a run: what it is doing, or how it ended.
     static func describe(_ run: RunInfo) -> String {
         let head = "\(run.task): run \(run.runId)"
+        if run.disposition == .refused {
+            return "\(run.task): wake refused: the queue is full (QueueLimit=) and its payload differs from "
+                + "that of the last queued run, \(run.runId)"
+        }
         if !run.hasEnded {
             switch run.disposition {
             case .coalesced:
                 return "\(head) already \(run.state.rawValue) (trigger \(run.trigger.rawValue)); this wake joined it"
             case .overflow: return "\(head) queued; the queue is full, so this wake joined the last queued run"
             case .queued: return "\(head) queued behind the run in progress (Overlap=queue)"
-            case .started:
+            case .started, .refused:
                 let attempt = run.attempt > 1 ? ", attempt \(run.attempt)" : ""
                 let budget = Terminal.span(run.budgetUSec)
                 return "\(head) \(run.state.rawValue) (trigger \(run.trigger.rawValue)\(attempt), budget \(budget))"

@@ -37,7 +37,9 @@ public enum SchedulerInterface {
           # queued, running, cancelling, killing, or the outcome: completed, failed, cancelled, expired, killed.
           state: string,
           # What the wake did for this task: started, coalesced (joined the run in progress), queued (waits
-          # behind it, Overlap=queue) or overflow (the queue was full: joined the last queued run).
+          # behind it, Overlap=queue, or a payload unlike the run's), overflow (the queue was full: joined
+          # the last queued run) or refused (the queue was full and the payload differs from the last
+          # queued run's: not run; the run is the one it would have joined).
           disposition: string,
           # True when disposition is coalesced or overflow.
           coalesced: bool,

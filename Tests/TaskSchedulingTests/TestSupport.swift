@@ -56,6 +56,7 @@ extension [SchedulerAction] {
             case .report(.waiting): return "waiting"
             case .report(.queued): return "queued"
             case .report(.overflow): return "overflow"
+            case .report(.refused): return "refused"
             case .report(.retryScheduled(let run, _)): return "retry:\(run.attempt + 1)"
             case .report(.progress(let run)): return "progress:\(run.progress?.completed.map(String.init) ?? "-")"
             case .persistTrigger: return "persist"

@@ -8,4 +8,7 @@ public enum WakeDisposition: String, Hashable, Sendable {
     case queued
     /// The task's queue was full: the trigger joined the last queued run, and the overflow was journaled.
     case overflow
+    /// The task's queue was full and the trigger's payload differs from the last queued run's: it
+    /// was not run (its payload is never dropped silently); the run is the one it would have joined.
+    case refused
 }

@@ -19,7 +19,10 @@ extension Scheduler {
         if let currentID = currentRunID, var current = runs[currentID] {
             // task(id:): an id decides by itself; without one the task's Overlap= policy does.
             let supersedes = request.wakeID.map { $0 != current.wakeID } ?? (definition.overlap == .replace)
-            if !supersedes && (request.wakeID != nil || definition.overlap == .coalesce) {
+            // A payload unlike the run's is other work: it waits its turn rather than vanish into a
+            // run that never sees it (a wake id alone decides, as `task(id:)` does).
+            let otherWork = request.wakeID == nil && request.payload != nil && request.payload != current.payload
+            if !supersedes && !otherWork && (request.wakeID != nil || definition.overlap == .coalesce) {
                 current.records += request.records
                 runs[currentID] = current
                 actions.append(.report(.coalesced(current, request.trigger)))
@@ -53,6 +56,12 @@ extension Scheduler {
             ($0.definition, $0.queue.count, $0.queue.last ?? $0.currentRunID)
         }!
         if queued >= definition.queueLimit, let lastID = last {
+            if request.payload != nil && request.payload != runs[lastID]!.payload {
+                // Its wakes are answered: refused, and said so.
+                if !request.records.isEmpty { actions.append(.settle(request.records)) }
+                actions.append(.report(.refused(runs[lastID]!, request.trigger)))
+                return WakeResult(run: runs[lastID]!, disposition: .refused)
+            }
             runs[lastID]!.records += request.records
             actions.append(.report(.overflow(runs[lastID]!, request.trigger)))
             return WakeResult(run: runs[lastID]!, disposition: .overflow)

@@ -15,6 +15,9 @@ public enum SchedulerEvent: Hashable, Sendable {
     case coalesced(Run, Trigger)
     /// A trigger found the task's queue full and joined its last queued run.
     case overflow(Run, Trigger)
+    /// A trigger found the task's queue full, and its payload differs from the last queued run's:
+    /// it was refused (the run given is the one it would have joined).
+    case refused(Run, Trigger)
     /// The run failed; attempt `run.attempt + 1` starts after `delay` microseconds.
     case retryScheduled(Run, delay: UInt64)
     /// The run reported progress or a status (told at most once per `Scheduler.progressInterval`).
@@ -24,7 +27,8 @@ public enum SchedulerEvent: Hashable, Sendable {
     public var run: Run {
         switch self {
         case .started(let r), .waiting(let r), .queued(let r), .cancelling(let r), .killing(let r), .ended(let r),
-            .coalesced(let r, _), .overflow(let r, _), .retryScheduled(let r, _), .progress(let r):
+            .coalesced(let r, _), .overflow(let r, _), .refused(let r, _), .retryScheduled(let r, _),
+            .progress(let r):
             return r
         }
     }

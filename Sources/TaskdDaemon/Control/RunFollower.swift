@@ -39,7 +39,9 @@ final class RunFollower<Channel: ReplyChannel>: Sendable {
     }
 
     private func apply(_ update: RunInfo, _ p: inout Progress) {
-        guard !p.done, let index = p.latest!.firstIndex(where: { $0.runId == update.runId }) else { return }
+        guard !p.done,
+            let index = p.latest!.firstIndex(where: { $0.runId == update.runId && $0.disposition != .refused })
+        else { return }
         var info = update
         info.disposition = p.latest![index].disposition
         let was = p.latest![index]
@@ -53,7 +55,8 @@ final class RunFollower<Channel: ReplyChannel>: Sendable {
 
     /// Sends the runs as they are; final once every one has ended.
     private func tell(_ p: inout Progress) {
-        let ended = p.latest!.allSatisfy(\.hasEnded)
+        // A refused wake has nothing to follow.
+        let ended = p.latest!.allSatisfy { $0.hasEnded || $0.disposition == .refused }
         p.done = ended
         if channel.isClosed { return }
         channel.send(ControlService.reply(p.latest!, continues: !ended))

@@ -208,9 +208,10 @@ actor Daemon {
             if let result { results.append(result) }
             actions += more
         }
-        if let watch, !results.isEmpty {
+        let followed = results.filter { $0.disposition != .refused }
+        if let watch, !followed.isEmpty {
             nextWatchID += 1
-            watches[nextWatchID] = RunWatch(remaining: Set(results.map(\.run.id)), notify: watch)
+            watches[nextWatchID] = RunWatch(remaining: Set(followed.map(\.run.id)), notify: watch)
         }
         let rest = startRuns(in: actions)
         afterHandlersStart { $0.perform(rest) }

@@ -40,6 +40,12 @@ package struct EventJournal: Sendable {
                 .queueOverflow, 4,
                 "\(name): queue full (QueueLimit=); \(trigger.rawValue) trigger joined queued run \(short)")
             entry.set("TASK_COALESCED_TRIGGER", trigger.rawValue)
+        case .refused(_, let trigger):
+            entry = Self.entry(
+                .queueOverflow, 4,
+                "\(name): queue full (QueueLimit=) and the \(trigger.rawValue) trigger's payload differs from "
+                    + "queued run \(short)'s: refused")
+            entry.set("TASK_REFUSED_TRIGGER", trigger.rawValue)
         case .retryScheduled(_, let delay):
             let after = TimeSpan(microseconds: delay).format(accuracy: 1000)
             entry = Self.entry(
