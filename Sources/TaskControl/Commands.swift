@@ -128,6 +128,7 @@ enum Commands {
         if let r = run.cancelReason { details.append("cancel reason \(r)") }
         if let e = run.error { details.append(e) }
         if run.stale { details.append("stale result ignored") }
+        if run.partial { details.append("done partially, not retried") }
         if !details.isEmpty { text += " (" + details.joined(separator: ", ") + ")" }
         if let result = run.result { text += ": " + result.description }
         if run.hasEnded, let progress = progressLine(run) {

@@ -27,6 +27,9 @@ public struct RunInfo: Hashable, Sendable {
     public var stale: Bool
     /// What a Swift handler returned (its `Encodable` result).
     public var result: JSONValue?
+    /// True when the handler ended by itself, successfully, after its cancellation: done
+    /// partially, not retried.
+    public var partial: Bool
     /// What the handler last reported: units done, of how many, and a line of status.
     public var progressCompleted: Int64?
     public var progressTotal: Int64?
@@ -51,6 +54,7 @@ public struct RunInfo: Hashable, Sendable {
         cancelReason = run.cancelReason?.rawValue
         stale = run.fenced && run.outcome != nil
         result = run.result.flatMap { try? JSONParser.parse($0) }
+        partial = run.partial
         progressCompleted = run.progress?.completed
         progressTotal = run.progress?.total
         status = run.progress?.status
@@ -86,6 +90,7 @@ public struct RunInfo: Hashable, Sendable {
         o.string("error", error)
         o.int("exitStatus", exitStatus.map { Int64($0) })
         o.string("kind", kind)
+        if partial { o.bool("partial", true) }
         o.int("progressCompleted", progressCompleted)
         o.int("progressTotal", progressTotal)
         o.int("queuedUSec", queuedUSec)
@@ -133,6 +138,7 @@ public struct RunInfo: Hashable, Sendable {
         error = json["error"]?.stringValue
         stale = json["stale"]?.boolValue ?? false
         result = json["result"]
+        partial = json["partial"]?.boolValue ?? false
         progressCompleted = json["progressCompleted"]?.intValue
         progressTotal = json["progressTotal"]?.intValue
         status = json["status"]?.stringValue

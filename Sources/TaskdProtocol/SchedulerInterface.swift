@@ -65,6 +65,9 @@ public enum SchedulerInterface {
           stale: bool,
           # What a Swift handler returned (its Encodable result).
           result: ?object,
+          # True when the handler ended by itself, successfully, after its cancellation: done
+          # partially, and not retried.
+          partial: ?bool,
           # What the handler last reported: units done, of how many, and a line of status.
           progressCompleted: ?int,
           progressTotal: ?int,

@@ -11,6 +11,9 @@ public struct TestRunResult: Sendable {
     public var resultJSON: String?
     /// Why the run failed: the error it threw (`threw …`, `threw PermanentFailure: …`).
     public var error: String?
+    /// True when the handler returned by itself after cancellation came: done partially, and
+    /// taskd does not retry it.
+    public var partial: Bool
     /// Why cancellation came (`budget`, …), if it came.
     public var cancelReason: String?
     /// How long the run took on the test's clock.
@@ -39,6 +42,7 @@ public struct TestRunResult: Sendable {
         default: error = nil
         }
         cancelReason = run.cancelReason?.rawValue
+        partial = run.partial
         duration = .microseconds(Int64(clamping: run.duration ?? 0))
         self.retryAfter = retryAfter
         self.journal = journal

@@ -69,3 +69,40 @@ struct ProgressTests {
         #expect(scheduler.runs[id]?.phase == .running)
     }
 }
+
+/// "Done, partially": a handler that ends by itself, successfully, after its cancellation.
+@Suite("Scheduler: a run done partially after its cancellation is not retried")
+struct PartialRunTests {
+    func expiredRun(_ termination: Termination) -> (Run?, [String]) {
+        var clock = ManualClock()
+        var definition = swiftTask("partial", budget: 30, grace: 5)
+        definition.retry.maxAttempts = 3
+        var scheduler = Scheduler(definitions: [definition], startedAt: clock.now, random: SeededRandom(seed: 5))
+        let id = scheduler.wake(key: definition.key, at: clock.now).result!.run.id
+        _ = scheduler.advance(to: clock.advance(seconds: 25))
+        let ended = scheduler.handlerEnded(runID: id, termination: termination, at: clock.advance(seconds: 1))
+        let run = ended.compactMap { action -> Run? in
+            if case .report(.ended(let run)) = action { return run }
+            return nil
+        }.first
+        return (run, ended.trace)
+    }
+
+    @Test("returned (or exit 0) after the budget's cancellation: expired, partial, no retry")
+    func returnedIsPartial() {
+        for termination in [Termination.returned, .exited(0)] {
+            let (run, trace) = expiredRun(termination)
+            #expect(run?.outcome == .expired && run?.partial == true, "\(termination)")
+            #expect(!trace.contains { $0.hasPrefix("retry") }, "\(termination)")
+        }
+    }
+
+    @Test("threw (or exit non-zero) after the cancellation: expired, not partial, retried per MaxAttempts=")
+    func threwIsRetried() {
+        for termination in [Termination.threw("CancellationError()"), .exited(143)] {
+            let (run, trace) = expiredRun(termination)
+            #expect(run?.outcome == .expired && run?.partial == false, "\(termination)")
+            #expect(trace.contains("retry:2"), "\(termination)")
+        }
+    }
+}

@@ -249,7 +249,7 @@ struct RetryTests {
 
     @Test(
         "expired and killed runs are retried too",
-        arguments: [(UInt64(9), Termination.exited(0), "ended:expired"), (10, .signaled(9), "ended:killed")])
+        arguments: [(UInt64(9), Termination.signaled(15), "ended:expired"), (10, .signaled(9), "ended:killed")])
     func expiredAndKilled(endAt: UInt64, termination: Termination, ended: String) {
         var s = Scheduler(
             definitions: [policyTask("r", maxAttempts: 2, budget: 10, grace: 2)], startedAt: clock.now,

@@ -90,4 +90,23 @@ struct TaskTestDriverTests {
         let ended = await run.finish()
         #expect(ended.outcome == "cancelled" && ended.cancelReason == "no-progress")
     }
+
+    @Test("a handler that catches its cancellation and returns what it has is done partially: kept, not retried")
+    func partial() async throws {
+        let daemon = TaskDaemon().backgroundTask(
+            .processing("pages", payload: Int.self, result: Int.self), maxAttempts: 3
+        ) { context in
+            var fetched = 0
+            while fetched < 1_000_000 {
+                guard (try? await Task.sleep(for: .milliseconds(1))) != nil else { break }  // cancelled: stop
+                fetched += 1
+            }
+            return fetched
+        }
+        let run = try await TaskTestDriver(daemon).wake("pages")
+        await run.advanceToCancellation()
+        let ended = await run.finish()
+        #expect(ended.outcome == "expired" && ended.partial && ended.retryAfter == nil)
+        #expect(try ended.result(as: Int.self) != nil)
+    }
 }

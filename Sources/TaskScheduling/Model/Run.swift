@@ -30,6 +30,9 @@ public struct Run: Hashable, Sendable {
     public var records: [String] = []
     /// What a Swift handler returned, as JSON text.
     public var result: String?
+    /// True when the handler ended by itself and successfully after cancellation was signalled
+    /// (a Swift handler returned, a command exited 0): done, partially. Such a run is not retried.
+    public var partial = false
     /// What the handler last said of its progress, if it did.
     public var progress: RunProgress?
     /// `ProgressTimeoutSec=` of its task when it started, in µs (0: none).

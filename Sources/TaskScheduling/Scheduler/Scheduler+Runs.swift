@@ -219,6 +219,7 @@ extension Scheduler {
         run.termination = termination
         run.ended = now
         run.outcome = Self.outcome(of: run)
+        if case .cancelling = run.phase, run.started != nil { run.partial = termination?.isSuccess ?? false }
         var actions: [SchedulerAction] = [.report(.ended(run))]
         if run.started != nil { tasks[run.key]?.lastDeactivation = now.monotonic }
         // The fields this needs, not a copy of the state: see `trigger`.
@@ -235,7 +236,7 @@ extension Scheduler {
         }
         tasks[run.key]!.currentRunID = nil
         tasks[run.key]!.lastRun = run
-        if !isStopping, run.attempt < policy.maxAttempts,
+        if !isStopping, run.attempt < policy.maxAttempts, !run.partial,
             policy.allowsRetry(outcome: run.outcome!, termination: termination)
         {
             if let next = nextQueued {

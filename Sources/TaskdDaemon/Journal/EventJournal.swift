@@ -84,6 +84,11 @@ package struct EventJournal: Sendable {
             let reason = run.cancelReason?.rawValue ?? "?"
             let stale = run.fenced ? "; its result is stale and ignored" : ""
             return entry(.runCancelled, 5, "\(name): run \(short) cancelled (\(reason)) after \(took), \(how)\(stale)")
+        case .expired where run.partial:
+            return entry(
+                .runExpired, 4,
+                "\(name): run \(short) expired: it ended by itself (\(how)) after its budget's cancellation, "
+                    + "\(took) in; done partially, not retried")
         case .expired:
             return entry(
                 .runExpired, 4,
@@ -130,6 +135,7 @@ package struct EventJournal: Sendable {
             if let status = progress.status { entry.set("TASK_STATUS", status) }
         }
         if run.fenced && run.outcome != nil { entry.set("TASK_STALE", "1") }
+        if run.partial { entry.set("TASK_PARTIAL", "1") }
         switch run.termination {
         case .exited(let code)?: entry.set("TASK_EXIT_STATUS", String(code))
         case .signaled(let s)?: entry.set("TASK_SIGNAL", SignalNames.name(s))
