@@ -106,3 +106,42 @@ struct PartialRunTests {
         }
     }
 }
+
+/// A retry never starts while the Swift attempt it retries, abandoned at its budget's end, still
+/// runs: it waits for it, at most one CancelGraceSec=, and says so.
+@Suite("Scheduler: a retry waits for its abandoned attempt")
+struct AbandonedAttemptTests {
+    func abandonedThenDue() -> (Scheduler, ManualClock, run: String, key: TaskKey) {
+        var clock = ManualClock()
+        var definition = swiftTask("slow", budget: 10, grace: 4)
+        definition.retry.maxAttempts = 2
+        definition.retry.backoff = .seconds(1)
+        definition.retry.jitter = 0
+        var scheduler = Scheduler(definitions: [definition], startedAt: clock.now, random: SeededRandom(seed: 2))
+        let id = scheduler.wake(key: definition.key, at: clock.now).result!.run.id
+        _ = scheduler.advance(to: clock.advance(seconds: 6))  // cancellation
+        let killed = scheduler.advance(to: clock.advance(seconds: 4))  // budget's end: abandoned
+        #expect(killed.trace == ["kill", "killing", "ended:killed", "retry:2"])
+        return (scheduler, clock, id, definition.key)
+    }
+
+    @Test("due while the attempt still runs: it waits, says so, and starts one grace after the abandonment")
+    func waitsUpToTheBound() {
+        var (scheduler, clock, _, key) = abandonedThenDue()
+        #expect(scheduler.advance(to: clock.advance(seconds: 1)).trace == ["retry-waits"])
+        #expect(scheduler.tasks[key]?.retry != nil)
+        #expect(scheduler.advance(to: clock.advance(seconds: 2.9)).trace.isEmpty)
+        #expect(scheduler.advance(to: clock.advance(seconds: 0.1)).trace == ["start", "started"])
+    }
+
+    @Test("the attempt returns meanwhile: the retry starts then, and its late result is ignored")
+    func startsWhenItReturns() {
+        var (scheduler, clock, id, key) = abandonedThenDue()
+        _ = scheduler.advance(to: clock.advance(seconds: 1))
+        #expect(scheduler.handlerEnded(runID: id, termination: .returned, at: clock.advance(seconds: 0.5)).isEmpty)
+        #expect(scheduler.nextDeadline == clock.now.monotonic)
+        let started = scheduler.advance(to: clock.now)
+        #expect(started.trace == ["start", "started"])
+        #expect(scheduler.tasks[key]?.lastRun?.id == id, "the abandoned run stays the task's last run")
+    }
+}

@@ -57,6 +57,7 @@ extension [SchedulerAction] {
             case .report(.queued): return "queued"
             case .report(.overflow): return "overflow"
             case .report(.refused): return "refused"
+            case .report(.retryWaits): return "retry-waits"
             case .report(.retryScheduled(let run, _)): return "retry:\(run.attempt + 1)"
             case .report(.progress(let run)): return "progress:\(run.progress?.completed.map(String.init) ?? "-")"
             case .persistTrigger: return "persist"

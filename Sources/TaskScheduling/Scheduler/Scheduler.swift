@@ -23,6 +23,9 @@ public struct Scheduler: Sendable {
     public let machineID: String
     /// Timers `fire(at:)` fired that `rearmFired(at:)` has not re-armed yet.
     var firedTimers: [FiredTimer] = []
+    /// Swift handlers abandoned at their budget's end that have not returned yet: run id → when a
+    /// retry of it may start anyway (one `CancelGraceSec=` after the abandonment).
+    var abandoned: [String: UInt64] = [:]
 
     public init(
         definitions: [TaskDefinition], startedAt: ClockReading,
@@ -187,13 +190,29 @@ public struct Scheduler: Sendable {
                 actions.append(.kill(run))
                 actions.append(.report(.killing(run)))
                 // An in-process task cannot be stopped: it is abandoned, and the run is over now.
-                if run.inProcess { actions += finish(id, termination: nil, at: now) }
+                if run.inProcess {
+                    abandoned[id] = now.monotonic &+ run.cancelGrace.microseconds
+                    actions += finish(id, termination: nil, at: now)
+                }
             }
         }
+        // An abandoned attempt past its bound no longer holds a retry back.
+        if !abandoned.isEmpty { abandoned = abandoned.filter { $0.value > now.monotonic } }
         guard !isStopping else { return actions }
         for key in tasks.due(atOrBefore: now.monotonic) {
             guard var state = tasks[key] else { continue }
+            if let retry = state.retry, retry.due <= now.monotonic, let until = abandoned[retry.failedRunID],
+                now.monotonic < until
+            {
+                // Its attempt still runs, abandoned: the retry waits for it to return, at most until `until`.
+                tasks[key]!.retry!.due = until
+                if let failed = state.lastRun, failed.id == retry.failedRunID {
+                    actions.append(.report(.retryWaits(failed, until: until - now.monotonic)))
+                }
+                continue
+            }
             if let retry = state.retry, retry.due <= now.monotonic {
+                abandoned[retry.failedRunID] = nil
                 tasks[key]!.retry = nil
                 let request = TriggerRequest(
                     trigger: .retry, attempt: retry.attempt, wakeID: retry.wakeID, payload: retry.payload,
@@ -234,6 +253,13 @@ public struct Scheduler: Sendable {
     public mutating func handlerEnded(
         runID: String, termination: Termination, result: String? = nil, at now: ClockReading
     ) -> [SchedulerAction] {
+        if runs[runID] == nil, abandoned.removeValue(forKey: runID) != nil {
+            // An abandoned attempt returned at last: its retry, waiting for it, may start now.
+            for key in tasks.keys where tasks[key]!.retry?.failedRunID == runID {
+                tasks[key]!.retry!.due = min(tasks[key]!.retry!.due, now.monotonic)
+            }
+            return []
+        }
         runs[runID]?.result = result
         return finish(runID, termination: termination, at: now)
     }

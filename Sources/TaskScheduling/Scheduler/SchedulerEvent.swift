@@ -20,6 +20,9 @@ public enum SchedulerEvent: Hashable, Sendable {
     case refused(Run, Trigger)
     /// The run failed; attempt `run.attempt + 1` starts after `delay` microseconds.
     case retryScheduled(Run, delay: UInt64)
+    /// The retry of this run, abandoned at its budget's end, waits for its Swift task to return,
+    /// at most `until` microseconds more; then it starts anyway.
+    case retryWaits(Run, until: UInt64)
     /// The run reported progress or a status (told at most once per `Scheduler.progressInterval`).
     case progress(Run)
 
@@ -28,7 +31,7 @@ public enum SchedulerEvent: Hashable, Sendable {
         switch self {
         case .started(let r), .waiting(let r), .queued(let r), .cancelling(let r), .killing(let r), .ended(let r),
             .coalesced(let r, _), .overflow(let r, _), .refused(let r, _), .retryScheduled(let r, _),
-            .progress(let r):
+            .retryWaits(let r, _), .progress(let r):
             return r
         }
     }

@@ -336,10 +336,12 @@ actor Daemon {
 
     func handlerEnded(runID: String, termination: Termination, result: String? = nil) {
         guard scheduler.runs[runID] != nil else {
-            // An abandoned Swift task finished after all: fenced, never recorded as the task's result.
+            // An abandoned Swift task finished after all: fenced, never recorded as the task's result;
+            // a retry that waits for it may start now.
             journal.daemon(
                 .lateResult, 5, "run \(runID.prefix(8)) returned after it was abandoned; result ignored",
                 [("TASK_RUN_ID", runID)])
+            perform(scheduler.handlerEnded(runID: runID, termination: termination, at: SystemClock.now()))
             return
         }
         perform(scheduler.handlerEnded(runID: runID, termination: termination, result: result, at: SystemClock.now()))

@@ -46,6 +46,14 @@ package struct EventJournal: Sendable {
                 "\(name): queue full (QueueLimit=) and the \(trigger.rawValue) trigger's payload differs from "
                     + "queued run \(short)'s: refused")
             entry.set("TASK_REFUSED_TRIGGER", trigger.rawValue)
+        case .retryWaits(_, let until):
+            let most = TimeSpan(microseconds: until).format(accuracy: 1000)
+            entry = Self.entry(
+                .retryScheduled, 5,
+                "\(name): attempt \(run.attempt + 1) waits for abandoned run \(short) to return, at most \(most); "
+                    + "then it starts anyway")
+            entry.set("TASK_RETRY_ATTEMPT", String(run.attempt + 1))
+            entry.set("TASK_RETRY_WAITS_USEC", String(until))
         case .retryScheduled(_, let delay):
             let after = TimeSpan(microseconds: delay).format(accuracy: 1000)
             entry = Self.entry(
