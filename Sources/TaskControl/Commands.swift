@@ -129,6 +129,9 @@ enum Commands {
         if let e = run.error { details.append(e) }
         if run.stale { details.append("stale result ignored") }
         if run.partial { details.append("done partially, not retried") }
+        if let delay = run.retryInUSec {
+            details.append("retry \(run.attempt + 1) in \(Terminal.span(delay))")
+        }
         if !details.isEmpty { text += " (" + details.joined(separator: ", ") + ")" }
         if let result = run.result { text += ": " + result.description }
         if run.hasEnded, let progress = progressLine(run) {

@@ -63,7 +63,7 @@ public enum Taskctl {
                           span included; exit status 1 if any is invalid
         """,
         "wake": """
-        Usage: taskctl wake TARGET [--id V] [--payload JSON] [--wait] [--json | --events]
+        Usage: taskctl wake TARGET [--id V] [--payload JSON] [--wait] [--no-follow-retries] [--json | --events]
 
         Starts a run of every task TARGET names, or joins the run in progress (coalesced).
         TARGET is a task name, a kind (every task of it), or kind:identifier.
@@ -72,6 +72,9 @@ public enum Taskctl {
           --wait          follow the runs until they end; exit 0 only if all completed. On a
                           terminal, a live line shows a running run's progress and status
           --json          the runs as a JSON array (with --wait, once they have ended)
+          --no-follow-retries  with --wait: stop at a failed run's end even when it will be retried
+                          (by default --wait follows a failed run into its retries, and the exit
+                          status is the last attempt's)
           --events        with --wait: every change as it comes, one JSON object per line,
                           {"runs": [...], "final": false}, the last one "final": true
         """,
@@ -147,8 +150,12 @@ public enum Taskctl {
         }
         switch command {
         case "wake":
-            try args.check(allowed: ["--id", "--payload", "--wait", "--events"])
+            try args.check(allowed: ["--id", "--payload", "--wait", "--events", "--no-follow-retries"])
             var parameters: [String: JSONValue] = ["target": .string(try one("TARGET"))]
+            if args.flags.contains("--no-follow-retries") {
+                guard args.flags.contains("--wait") else { throw UsageError("--no-follow-retries goes with --wait") }
+                parameters["followRetries"] = false
+            }
             if let id = args.options["--id"] { parameters["id"] = .string(id) }
             if let text = args.options["--payload"] {
                 guard let payload = try? JSONParser.parse(text), case .object = payload else {

@@ -27,6 +27,11 @@ public struct RunInfo: Hashable, Sendable {
     public var stale: Bool
     /// What a Swift handler returned (its `Encodable` result).
     public var result: JSONValue?
+    /// The failed run this one retries (or does the work of in place of its retry).
+    public var previousRunId: String?
+    /// On a failed run followed by `Wake` with `more`: the next attempt starts this long after its
+    /// end (µs); the following replies follow that attempt.
+    public var retryInUSec: UInt64?
     /// True when the handler ended by itself, successfully, after its cancellation: done
     /// partially, not retried.
     public var partial: Bool
@@ -55,6 +60,7 @@ public struct RunInfo: Hashable, Sendable {
         stale = run.fenced && run.outcome != nil
         result = run.result.flatMap { try? JSONParser.parse($0) }
         partial = run.partial
+        previousRunId = run.previousAttemptID
         progressCompleted = run.progress?.completed
         progressTotal = run.progress?.total
         status = run.progress?.status
@@ -91,10 +97,12 @@ public struct RunInfo: Hashable, Sendable {
         o.int("exitStatus", exitStatus.map { Int64($0) })
         o.string("kind", kind)
         if partial { o.bool("partial", true) }
+        o.string("previousRunId", previousRunId)
         o.int("progressCompleted", progressCompleted)
         o.int("progressTotal", progressTotal)
         o.int("queuedUSec", queuedUSec)
         o.value("result", result)
+        o.int("retryInUSec", retryInUSec)
         o.string("runId", runId)
         o.string("signal", signal)
         o.bool("stale", stale)
@@ -139,6 +147,8 @@ public struct RunInfo: Hashable, Sendable {
         stale = json["stale"]?.boolValue ?? false
         result = json["result"]
         partial = json["partial"]?.boolValue ?? false
+        previousRunId = json["previousRunId"]?.stringValue
+        retryInUSec = number("retryInUSec")
         progressCompleted = json["progressCompleted"]?.intValue
         progressTotal = json["progressTotal"]?.intValue
         status = json["status"]?.stringValue

@@ -65,6 +65,11 @@ public enum SchedulerInterface {
           stale: bool,
           # What a Swift handler returned (its Encodable result).
           result: ?object,
+          # The failed run this one retries (or does the work of in place of its retry).
+          previousRunId: ?string,
+          # On a failed run a Wake with more follows: its next attempt starts this long after its end;
+          # the following replies follow that attempt (unless followRetries is false).
+          retryInUSec: ?int,
           # True when the handler ended by itself, successfully, after its cancellation: done
           # partially, and not retried.
           partial: ?bool,
@@ -108,8 +113,9 @@ public enum SchedulerInterface {
         # The payload reaches the handler (a command reads it on standard input). The reply comes once the
         # wake is on disk: an acknowledged wake runs even if taskd crashes first. It tells each run as it is
         # then, but an end only once the history holding it is on disk (a run that ended meanwhile is told
-        # as acknowledged). With "more": true a reply follows every state change until all runs have ended.
-        method Wake(target: string, id: ?string, payload: ?object) -> (runs: []RunInfo)
+        # as acknowledged). With "more": true a reply follows every state change until all runs have ended,
+        # a run that failed and will be retried followed by its retry (unless followRetries is false).
+        method Wake(target: string, id: ?string, payload: ?object, followRetries: ?bool) -> (runs: []RunInfo)
 
         # Every task, sorted by name.
         method List() -> (tasks: []TaskInfo)

@@ -295,7 +295,7 @@ struct RetryTests {
                 "ended:failed", "retry:2",
             ])
         let (_, actions) = try s.cancel(target: "r", at: clock.at(seconds: 4.5))
-        #expect(actions.trace == ["settle:y"])
+        #expect(actions.trace == ["settle:y", "retry-dropped"])
         #expect(s.tasks[run.key]?.retry == nil)
     }
 

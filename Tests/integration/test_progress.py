@@ -75,3 +75,24 @@ def test_progress_timeout_cancels_a_silent_run_and_says_why(daemon_factory):
     s = daemon_factory({}, binary=FAULTS).start()
     silent = json.loads(s.taskctl("wake", "silent", "--wait", "--json").stdout)[0]
     assert silent["state"] == "cancelled" and silent["cancelReason"] == "no-progress", silent
+
+
+def test_wake_wait_follows_a_failed_run_into_its_retry_and_exits_by_the_last_attempt(daemon_factory, tmp_path):
+    counter = tmp_path / "attempts"
+    # Fails on its first attempt, succeeds on the second.
+    script = f'n=$(cat {counter} 2>/dev/null || echo 0); echo $((n+1)) > {counter}; [ "$n" -ge 1 ]'
+    d = daemon_factory({"flaky.task": task(f"/bin/sh -c '{script}'",
+                                           extra="MaxAttempts=3\nRetryBackoffSec=300ms\nRetryJitter=0")}).start()
+    r = d.taskctl("wake", "flaky", "--wait")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert any("failed" in line and "retry 2 in 300ms" in line for line in lines), lines
+    assert "completed" in lines[-1] and "attempt 2" in lines[-1], lines
+    events = [json.loads(line) for line in d.taskctl("wake", "flaky", "--wait", "--events").stdout.splitlines()]
+    assert events[-1]["final"] and events[-1]["runs"][0]["state"] == "completed"
+    # Not followed: the first failure is the answer (exit 1), and the retry runs on.
+    counter.unlink()
+    r = d.taskctl("wake", "flaky", "--wait", "--no-follow-retries", "--json")
+    run = json.loads(r.stdout)[0]
+    assert r.returncode == 1 and run["state"] == "failed" and "retryInUSec" not in run, r.stdout
+    wait_for(lambda: counter.read_text().strip() == "2", what="the retry to run anyway")

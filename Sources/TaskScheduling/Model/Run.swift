@@ -5,6 +5,8 @@ public struct Run: Hashable, Sendable {
     public var trigger: Trigger
     public var attempt: Int
     public var wakeID: String?
+    /// The failed run this run retries, or does the work of in place of its retry.
+    public var previousAttemptID: String?
     /// The wake payload as JSON text, handed to the handler (stdin for a command).
     public var payload: String?
     /// When the trigger created the run.

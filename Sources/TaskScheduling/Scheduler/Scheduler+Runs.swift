@@ -40,6 +40,7 @@ extension Scheduler {
         if let retry {
             // A new run does the work the retry would have done: the retry is dropped, its wakes move over.
             run.records += retry.records
+            run.previousAttemptID = retry.failedRunID
             tasks[key]!.retry = nil
         }
         tasks[key]!.currentRunID = run.id
@@ -81,6 +82,7 @@ extension Scheduler {
             payload: request.payload, queued: now, budget: d.budget, cancelGrace: d.cancelGrace,
             inProcess: d.handler == .swift)
         run.records = request.records
+        run.previousAttemptID = request.previousAttempt
         return run
     }
 
@@ -178,6 +180,9 @@ extension Scheduler {
         if let retry = state.retry {
             tasks[key]!.retry = nil
             actions.append(.settle(retry.records))
+            if let failed = state.lastRun, failed.id == retry.failedRunID {
+                actions.append(.report(.retryDropped(failed)))
+            }
         }
         if let id = state.currentRunID, let run = detach(id, reason: reason, at: now, actions: &actions) {
             cancelled.insert(run, at: 0)

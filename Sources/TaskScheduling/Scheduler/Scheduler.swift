@@ -216,7 +216,7 @@ public struct Scheduler: Sendable {
                 tasks[key]!.retry = nil
                 let request = TriggerRequest(
                     trigger: .retry, attempt: retry.attempt, wakeID: retry.wakeID, payload: retry.payload,
-                    records: retry.records)
+                    records: retry.records, previousAttempt: retry.failedRunID)
                 _ = trigger(key, request, at: now, actions: &actions)
                 state = tasks[key]!
             }

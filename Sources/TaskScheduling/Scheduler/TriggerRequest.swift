@@ -6,4 +6,6 @@ struct TriggerRequest: Hashable, Sendable {
     var payload: String? = nil
     /// The acknowledged wakes (durable records) this trigger answers for.
     var records: [String] = []
+    /// The failed run a retry retries.
+    var previousAttempt: String? = nil
 }

@@ -37,7 +37,7 @@ struct ControlService: Sendable {
 
     /// `Wake`'s parameters: the target, the wake id and the payload.
     private static func wakeArguments(_ p: Parameters) throws -> (target: String, id: String?, payload: JSONValue?) {
-        try p.only(["target", "id", "payload"])
+        try p.only(["target", "id", "payload", "followRetries"])
         return (try p.string("target"), try p.optionalString("id"), try p.optionalObject("payload"))
     }
 
@@ -123,7 +123,7 @@ struct ControlService: Sendable {
                 let follower = RunFollower(channel)
                 try daemon.wake(
                     target: target, id: id, payload: payload?.description, peer: channel.peer, watch: follower.update,
-                    reply: follower.acknowledged)
+                    followRetries: try p.optionalBool("followRetries") ?? true, reply: follower.acknowledged)
             } else {
                 try daemon.wake(target: target, id: id, payload: payload?.description, peer: channel.peer) { runs in
                     channel.send(Self.reply(runs))

@@ -40,6 +40,14 @@ struct Parameters {
         }
     }
 
+    func optionalBool(_ name: String) throws(ParameterError) -> Bool? {
+        switch values[name] {
+        case nil, .null?: return nil
+        case .bool(let b)?: return b
+        default: throw ParameterError(name: name, reason: "must be true or false")
+        }
+    }
+
     func optionalObject(_ name: String) throws(ParameterError) -> JSONValue? {
         switch values[name] {
         case nil, .null?: return nil

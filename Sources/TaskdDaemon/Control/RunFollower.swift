@@ -39,15 +39,18 @@ final class RunFollower<Channel: ReplyChannel>: Sendable {
     }
 
     private func apply(_ update: RunInfo, _ p: inout Progress) {
+        // The run itself, or the retry of one (which takes its place).
         guard !p.done,
             let index = p.latest!.firstIndex(where: { $0.runId == update.runId && $0.disposition != .refused })
+                ?? p.latest!.firstIndex(where: { $0.runId == update.previousRunId && update.previousRunId != nil })
         else { return }
         var info = update
         info.disposition = p.latest![index].disposition
         let was = p.latest![index]
         guard
-            info.state != was.state || info.progressCompleted != was.progressCompleted
-                || info.progressTotal != was.progressTotal || info.status != was.status
+            info.runId != was.runId || info.state != was.state || info.retryInUSec != was.retryInUSec
+                || info.progressCompleted != was.progressCompleted || info.progressTotal != was.progressTotal
+                || info.status != was.status
         else { return }
         p.latest![index] = info
         tell(&p)
@@ -55,8 +58,8 @@ final class RunFollower<Channel: ReplyChannel>: Sendable {
 
     /// Sends the runs as they are; final once every one has ended.
     private func tell(_ p: inout Progress) {
-        // A refused wake has nothing to follow.
-        let ended = p.latest!.allSatisfy { $0.hasEnded || $0.disposition == .refused }
+        // A refused wake has nothing to follow; a failed run whose retry comes is not over.
+        let ended = p.latest!.allSatisfy { ($0.hasEnded && $0.retryInUSec == nil) || $0.disposition == .refused }
         p.done = ended
         if channel.isClosed { return }
         channel.send(ControlService.reply(p.latest!, continues: !ended))

@@ -173,9 +173,11 @@ actor Daemon {
     /// built after the handlers begin, to not delay them.
     func wake(
         target: String, id: String?, payload: String?, peer: PeerCredentials,
-        watch: (@Sendable (RunInfo) -> Void)? = nil, reply: @escaping @Sendable ([RunInfo]) -> Void
+        watch: (@Sendable (RunInfo) -> Void)? = nil, followRetries: Bool = true,
+        reply: @escaping @Sendable ([RunInfo]) -> Void
     ) throws {
-        let (results, ticket) = try acknowledge(target: target, id: id, payload: payload, watch: watch, peer: peer)
+        let (results, ticket) = try acknowledge(
+            target: target, id: id, payload: payload, watch: watch, followRetries: followRetries, peer: peer)
         afterHandlersStart { daemon in
             let runs = daemon.runs(results)
             daemon.store.whenDurable(ticket) { reply(runs) }
@@ -190,7 +192,8 @@ actor Daemon {
     /// Records the wake, lets the scheduler decide and starts the runs; returns the decisions and
     /// the ticket for which the record is durable (`StateStore.waitDurable`).
     private func acknowledge(
-        target: String, id: String?, payload: String?, watch: (@Sendable (RunInfo) -> Void)?, peer: PeerCredentials
+        target: String, id: String?, payload: String?, watch: (@Sendable (RunInfo) -> Void)?,
+        followRetries: Bool = true, peer: PeerCredentials
     ) throws -> (results: [WakeResult], ticket: UInt64) {
         guard !scheduler.isStopping else { throw DaemonError.shuttingDown }
         let keys = try scheduler.resolver.resolve(target)
@@ -211,7 +214,8 @@ actor Daemon {
         let followed = results.filter { $0.disposition != .refused }
         if let watch, !followed.isEmpty {
             nextWatchID += 1
-            watches[nextWatchID] = RunWatch(remaining: Set(followed.map(\.run.id)), notify: watch)
+            watches[nextWatchID] = RunWatch(
+                remaining: Set(followed.map(\.run.id)), notify: watch, followRetries: followRetries)
         }
         let rest = startRuns(in: actions)
         afterHandlersStart { $0.perform(rest) }
@@ -476,7 +480,7 @@ actor Daemon {
     private func saveDirty() {
         for key in dirty.sorted() {
             let ended = endedAwaitingDisk.removeValue(forKey: key) ?? []
-            let watched = ended.filter { run in watches.values.contains { $0.remaining.contains(run.id) } }
+            let watched = ended.filter { run in watches.values.contains { $0.follows(run) } }
             let record = records[key] ?? TaskRecord()
             guard !watched.isEmpty else {
                 // No one is told of these ends: write them, but spare the fsync.
@@ -611,12 +615,10 @@ actor Daemon {
 
     private func notifyWatches(_ event: SchedulerEvent) {
         let run = event.run
-        for (id, watch) in watches where watch.remaining.contains(run.id) {
-            watch.notify(RunInfo(run))
-            if case .ended = event {
-                watches[id]!.remaining.remove(run.id)
-                if watches[id]!.remaining.isEmpty { watches[id] = nil }
-            }
+        for id in watches.keys {
+            guard let info = watches[id]!.take(event) else { continue }
+            watches[id]!.notify(info)
+            if watches[id]!.isDone { watches[id] = nil }
         }
     }
 

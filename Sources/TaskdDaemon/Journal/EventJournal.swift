@@ -54,6 +54,11 @@ package struct EventJournal: Sendable {
                     + "then it starts anyway")
             entry.set("TASK_RETRY_ATTEMPT", String(run.attempt + 1))
             entry.set("TASK_RETRY_WAITS_USEC", String(until))
+        case .retryDropped:
+            entry = Self.entry(
+                .retryScheduled, 5, "\(name): attempt \(run.attempt + 1), the retry of run \(short), dropped")
+            entry.set("TASK_RETRY_ATTEMPT", String(run.attempt + 1))
+            entry.set("TASK_RETRY_DROPPED", "1")
         case .retryScheduled(_, let delay):
             let after = TimeSpan(microseconds: delay).format(accuracy: 1000)
             entry = Self.entry(
