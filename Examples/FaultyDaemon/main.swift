@@ -15,6 +15,7 @@ import Taskd
 //   fine       returns at once (the bystander)
 //   chatty     reports progress about 10,000 times a second for 2 s, with a status every 1,000th
 //   silent     reports nothing; ProgressTimeoutSec 1 s cancels it (budget 30 s)
+//   chain      asks for its next run one hour after each wake (scheduleNext), which a restart keeps
 
 struct Broken: Error, CustomStringConvertible {
     var description: String { "the upstream service answered 503" }
@@ -40,6 +41,9 @@ await TaskDaemon(name: "taskd-faults")
             if n % 1_000 == 0 { context.setStatus("batch \(n / 1_000)") }
             usleep(100)
         }
+    }
+    .backgroundTask(.appRefresh("chain")) { context in
+        if context.trigger == "wake" { context.scheduleNext(after: .seconds(3600)) }
     }
     .backgroundTask(.processing("silent"), budget: .seconds(30), progressTimeout: .seconds(1)) { _ in
         try await Task.sleep(for: .seconds(30))

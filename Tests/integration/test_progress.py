@@ -96,3 +96,23 @@ def test_wake_wait_follows_a_failed_run_into_its_retry_and_exits_by_the_last_att
     run = json.loads(r.stdout)[0]
     assert r.returncode == 1 and run["state"] == "failed" and "retryInUSec" not in run, r.stdout
     wait_for(lambda: counter.read_text().strip() == "2", what="the retry to run anyway")
+
+
+def test_a_run_asked_for_in_code_survives_a_restart(daemon_factory):
+    d = daemon_factory({}, binary=FAULTS).start()
+    t0 = time.time()
+    assert d.taskctl("wake", "chain", "--wait").returncode == 0
+    asked = wait_for(lambda: journal(TASK="chain", MESSAGE_ID=requested_id()), what="the request's entry")[0]
+    requested = int(asked["TASK_REQUESTED_USEC"])
+    assert abs(requested / 1e6 - (t0 + 3600)) < 60, (requested, t0)
+    assert d.stop() == 0
+    record = json.loads(next((d.state / "tasks").glob("appRefresh:chain.json")).read_text())
+    assert record["requestedUSec"] == requested, record
+    d.start()
+    info = json.loads(d.taskctl("status", "chain", "--json").stdout)
+    assert abs(info["nextElapseUSec"] - requested) < 2_000_000, (info, requested)
+
+
+def requested_id():
+    text = (__import__("conftest").ROOT / "Sources" / "TaskdDaemon" / "Journal" / "MessageID.swift").read_text()
+    return next(line.split('"')[1] for line in text.splitlines() if "case runRequested" in line)
