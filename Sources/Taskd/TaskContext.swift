@@ -32,7 +32,7 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     /// When the run must be done, on the continuous clock.
     public var deadline: ContinuousClock.Instant
     /// What the handler may ask of taskd (`scheduleNext(after:)`).
-    let controls: RunControls
+    let controls: any RunControls
 
     /// Asks taskd to run this task again `delay` from now (Apple's `earliestBeginDate`), as a
     /// timer would (trigger `timer`, after the task's random delay). It replaces an earlier
@@ -43,7 +43,7 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     /// you like: `taskctl status` shows the latest at once, the journal and `wake --wait` hear at
     /// most once a second, and `ProgressTimeoutSec=` counts from the latest.
     public func reportProgress(completed: Int, total: Int? = nil) {
-        controls.progress(Int64(completed), total.map(Int64.init))
+        controls.progress(completed: Int64(completed), total: total.map(Int64.init))
     }
 
     /// Reports a line of status (`taskctl status`, `wake --wait`, the journal's `TASK_STATUS`;
@@ -69,7 +69,7 @@ public struct TaskContext<Payload: Sendable>: Sendable {
         self.budget = budget
         self.waited = waited
         self.deadline = deadline ?? ContinuousClock.now.advanced(by: budget)
-        controls = .none
+        controls = NoRunControls()
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let realtime = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
@@ -77,7 +77,7 @@ public struct TaskContext<Payload: Sendable>: Sendable {
         deadlineRealtimeUSec = realtime &+ UInt64(max(0, left.components.seconds)) * 1_000_000
     }
 
-    init(run: Run, payload: Payload?, now: ClockReading, controls: RunControls) {
+    init(run: Run, payload: Payload?, now: ClockReading, controls: any RunControls) {
         self.controls = controls
         task = run.key.identifier
         kind = run.key.kind

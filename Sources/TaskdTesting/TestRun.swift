@@ -21,15 +21,18 @@ public actor TestRun {
     private var ended: TestRunResult?
     private var retryAfter: Duration?
     /// The next run the handler asked for (`scheduleNext(after:)`), the latest request.
-    private let requested = Latest()
-    /// The handler's latest progress report, applied when the clock moves and when it returns.
-    private let mailbox = ProgressMailbox()
+    private let controls = Controls()
 
-    /// The latest value set, from any thread.
-    private final class Latest: Sendable {
-        private let value = Mutex<Duration?>(nil)
-        func set(_ new: Duration) { value.withLock { $0 = new } }
-        func get() -> Duration? { value.withLock { $0 } }
+    /// What the handler reports and asks, kept for the test: the latest request, and the latest
+    /// progress, applied when the clock moves and when the handler returns.
+    private final class Controls: RunControls {
+        let requested = Mutex<Duration?>(nil)
+        let mailbox = ProgressMailbox()
+        func scheduleNext(_ delay: Duration) { requested.withLock { $0 = delay } }
+        func progress(completed: Int64, total: Int64?) {
+            _ = mailbox.post { ($0.completed, $0.total) = (completed, total) }
+        }
+        func status(_ text: String) { _ = mailbox.post { $0.status = text } }
     }
     private var waiting: [CheckedContinuation<TestRunResult, Never>] = []
 
@@ -100,7 +103,7 @@ public actor TestRun {
 
     /// Hands the handler's latest progress report to the scheduler, at the clock's reading.
     private func applyProgress() {
-        guard let report = mailbox.take() else { return }
+        guard let report = controls.mailbox.take() else { return }
         perform(
             scheduler.progress(
                 runID: runID, completed: report.completed, total: report.total, status: report.status, at: now))
@@ -112,12 +115,7 @@ public actor TestRun {
             case .start(let run):
                 let handler = self.handler
                 let now = self.now
-                let mailbox = self.mailbox
-                let controls = RunControls(
-                    scheduleNext: { [requested] delay in requested.set(delay) },
-                    progress: { completed, total in _ = mailbox.post { ($0.completed, $0.total) = (completed, total) }
-                    },
-                    status: { status in _ = mailbox.post { $0.status = status } })
+                let controls = self.controls
                 handlerTask = Task {
                     let (termination, result) = await handler.outcome(of: run, now: now, controls: controls)
                     await self.handlerReturned(termination, result)
@@ -135,7 +133,8 @@ public actor TestRun {
                 }
                 if case .ended(let run) = event, run.id == runID {
                     ended = TestRunResult(
-                        run: run, journal: entries, retryAfter: retryAfter, nextRunRequested: requested.get())
+                        run: run, journal: entries, retryAfter: retryAfter,
+                        nextRunRequested: controls.requested.withLock { $0 })
                 }
             case .persistTrigger, .persistRequest, .settle:
                 break

@@ -546,19 +546,7 @@ actor Daemon {
         let now = SystemClock.now()
         // The handler is user code: its first slice runs on the loop's thread once the event or
         // job that started it returns (the loop handed on if it lasts), the rest on the pool.
-        let key = run.key
-        let runID = run.id
-        let mailbox = ProgressMailbox()
-        let deliver: @Sendable (Bool) -> Void = { [weak self] first in
-            guard first else { return }
-            self?.onLoop { $0.progressReported(runID: runID, mailbox.take()) }
-        }
-        let controls = RunControls(
-            scheduleNext: { [weak self] delay in self?.onLoop { $0.requestRun(key, after: delay) } },
-            progress: { completed, total in
-                deliver(mailbox.post { ($0.completed, $0.total) = (completed, total) })
-            },
-            status: { status in deliver(mailbox.post { $0.status = status }) })
+        let controls = SwiftRunControls(daemon: self, run: run)
         let task = Task(executorPreference: HandlerExecutor.shared) { [weak self] in
             let (termination, result) = await handler.outcome(of: run, now: now, controls: controls)
             // Posted, not awaited: an await would hop back to this executor only to end the task
@@ -582,6 +570,9 @@ actor Daemon {
     private static func cancel(_ task: Task<Void, Never>) {
         EventLoop.shared.runUserCode({ task.cancel() }, elsewhere: { body in cancelling.async(execute: body) })
     }
+
+    /// `onLoop` for the daemon's helpers (a Swift run's controls).
+    nonisolated func post(_ body: @escaping @Sendable (isolated Daemon) -> Void) { onLoop(body) }
 
     /// Runs `body` on the actor: at once when called from an fd handler of the event loop (a timer,
     /// a process exit), which runs on the actor's thread between its jobs; else as a job there.

@@ -1,9 +1,9 @@
 import Synchronization
 
-/// The latest progress a Swift handler reported, waiting for the event loop: reports from the
-/// handler's thread overwrite each other, and only the first after a delivery asks the loop to
-/// come, so a handler that reports 10,000 times a second costs the loop a few visits, not 10,000.
-package final class ProgressMailbox: Sendable {
+/// The latest progress a Swift handler reported, waiting for whoever applies it: reports from the
+/// handler's thread overwrite each other, and only the first after a delivery asks for one, so a
+/// handler that reports 10,000 times a second costs the event loop a few visits, not 10,000.
+package struct ProgressMailbox: ~Copyable, Sendable {
     package struct Report: Sendable, Equatable {
         package var completed: Int64?
         package var total: Int64?
@@ -16,11 +16,11 @@ package final class ProgressMailbox: Sendable {
         }
     }
 
-    package init() {}
-
     private let pending = Mutex<Report?>(nil)
 
-    /// Keeps `update` applied to the waiting report; true if the loop must be asked to come.
+    package init() {}
+
+    /// Keeps `update` applied to the waiting report; true if a delivery must be asked for.
     package func post(_ update: (inout Report) -> Void) -> Bool {
         pending.withLock { waiting in
             let first = waiting == nil

@@ -1,22 +1,19 @@
-/// What a running Swift handler may tell taskd about its run and ask of it, through its `TaskContext`.
-package struct RunControls: Sendable {
+/// What a running Swift handler may tell taskd about its run and ask of it, through its
+/// `TaskContext`: the daemon's `SwiftRunControls`, `TaskdTesting`'s own, or none for a context
+/// made by hand.
+package protocol RunControls: Sendable {
     /// Asks for the task's next run this long from now (replacing an earlier request).
-    package var scheduleNext: @Sendable (Duration) -> Void
+    func scheduleNext(_ delay: Duration)
     /// Reports progress: units done, of how many (nil: unknown).
-    package var progress: @Sendable (Int64, Int64?) -> Void
+    func progress(completed: Int64, total: Int64?)
     /// Reports a line of status.
-    package var status: @Sendable (String) -> Void
+    func status(_ text: String)
+}
 
-    package init(
-        scheduleNext: @escaping @Sendable (Duration) -> Void = { _ in },
-        progress: @escaping @Sendable (Int64, Int64?) -> Void = { _, _ in },
-        status: @escaping @Sendable (String) -> Void = { _ in }
-    ) {
-        self.scheduleNext = scheduleNext
-        self.progress = progress
-        self.status = status
-    }
-
-    /// Controls that do nothing: a context made by hand.
-    package static let none = RunControls()
+/// Controls that do nothing: a context made by hand.
+package struct NoRunControls: RunControls {
+    package init() {}
+    package func scheduleNext(_ delay: Duration) {}
+    package func progress(completed: Int64, total: Int64?) {}
+    package func status(_ text: String) {}
 }

@@ -3,9 +3,9 @@ import TaskScheduling
 /// A registered Swift handler with its types erased: it decodes the run's payload, runs the
 /// action, and returns its result encoded as JSON text (nil for a task without a result type).
 package struct TaskHandler: Sendable {
-    let body: @Sendable (Run, ClockReading, RunControls) async throws -> String?
+    let body: @Sendable (Run, ClockReading, any RunControls) async throws -> String?
 
-    package init(_ body: @escaping @Sendable (Run, ClockReading, RunControls) async throws -> String?) {
+    package init(_ body: @escaping @Sendable (Run, ClockReading, any RunControls) async throws -> String?) {
         self.body = body
     }
 
@@ -16,7 +16,7 @@ package struct TaskHandler: Sendable {
     }
 
     /// Runs the handler for `run` to its end: how it ended, and the result it returned (JSON text).
-    package func outcome(of run: Run, now: ClockReading, controls: RunControls) async -> (
+    package func outcome(of run: Run, now: ClockReading, controls: any RunControls) async -> (
         termination: Termination, result: String?
     ) {
         do {

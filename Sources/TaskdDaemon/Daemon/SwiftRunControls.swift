@@ -1,0 +1,32 @@
+import TaskScheduling
+
+/// A Swift handler's run's controls in the daemon: requests go to the daemon on its event loop;
+/// progress waits in a mailbox, of which the loop takes the latest. One allocation per run.
+final class SwiftRunControls: RunControls {
+    private let daemon: Daemon
+    private let runID: String
+    private let key: TaskKey
+    private let mailbox = ProgressMailbox()
+
+    init(daemon: Daemon, run: Run) {
+        self.daemon = daemon
+        self.runID = run.id
+        self.key = run.key
+    }
+
+    func scheduleNext(_ delay: Duration) {
+        let key = self.key
+        daemon.post { $0.requestRun(key, after: delay) }
+    }
+
+    func progress(completed: Int64, total: Int64?) {
+        deliver(mailbox.post { ($0.completed, $0.total) = (completed, total) })
+    }
+
+    func status(_ text: String) { deliver(mailbox.post { $0.status = text }) }
+
+    private func deliver(_ first: Bool) {
+        guard first else { return }
+        daemon.post { [self] in $0.progressReported(runID: runID, mailbox.take()) }
+    }
+}
