@@ -125,6 +125,27 @@ int taskd_inotify_saw(int fd, const char *name) {
     return saw;
 }
 
+int taskd_inotify_add(int fd, const char *path) {
+    return inotify_add_watch(fd, path, IN_CLOSE_WRITE | IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM);
+}
+
+void taskd_drain(int fd) {
+    char buffer[4096];
+    while (read(fd, buffer, sizeof buffer) > 0) {}
+}
+
+#include <linux/netlink.h>
+int taskd_uevent_socket(void) {
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT);
+    if (fd < 0) return -1;
+    struct sockaddr_nl address = {.nl_family = AF_NETLINK, .nl_groups = 1};
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>

@@ -113,6 +113,8 @@ enum Commands {
                 return "\(head) already \(run.state.rawValue) (trigger \(run.trigger.rawValue)); this wake joined it"
             case .overflow: return "\(head) queued; the queue is full, so this wake joined the last queued run"
             case .queued: return "\(head) queued behind the run in progress (Overlap=queue)"
+            case .started where run.waitingFor != nil:
+                return "\(head) waiting: \(run.waitingFor!) (trigger \(run.trigger.rawValue))"
             case .started, .refused:
                 let attempt = run.attempt > 1 ? ", attempt \(run.attempt)" : ""
                 let budget = Terminal.span(run.budgetUSec)
@@ -158,7 +160,7 @@ enum Commands {
     private static func listRow(_ t: TaskInfo, now: UInt64) -> [String] {
         let next = t.nextElapseUSec
         let lastStart: UInt64? = t.last.map { $0.startedUSec ?? $0.queuedUSec }
-        var state = t.current?.state.rawValue ?? "idle"
+        var state = t.current.map { $0.waitingFor != nil ? "waiting" : $0.state.rawValue } ?? "idle"
         if !t.queue.isEmpty { state += " +\(t.queue.count)" }
         let left: String = next.map { $0 > now ? Terminal.span($0 - now, coarse: true) : "now" } ?? "-"
         let passed: String = lastStart.map { now > $0 ? Terminal.span(now - $0, coarse: true) + " ago" : "now" } ?? "-"
@@ -186,7 +188,8 @@ enum Commands {
         let current = task.current.map { run -> String in
             let since =
                 run.startedUSec.map { " since \(Terminal.time($0))" } ?? " since \(Terminal.time(run.queuedUSec))"
-            return "\(run.state.rawValue), run \(run.runId)\(since)"
+            let waits = run.waitingFor.map { "; waiting: \($0)" } ?? ""
+            return "\(run.state.rawValue), run \(run.runId)\(since)\(waits)"
         }
         lines.append("        State: " + (current ?? "idle"))
         if let run = task.current, let progress = progressLine(run) {

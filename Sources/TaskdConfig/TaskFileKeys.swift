@@ -48,6 +48,15 @@ enum TaskFileKeys {
                 }
             },
             "ProgressTimeoutSec": { f, e throws(ConfigDiagnostic) in f.definition.progressTimeout = try finiteSpan(e) },
+            "RequireACPower": { f, e throws(ConfigDiagnostic) in try require(.acPower, &f, e) },
+            "RequireBatteryNotLow": { f, e throws(ConfigDiagnostic) in try require(.batteryNotLow, &f, e) },
+            "MaxDeferSec": { f, e throws(ConfigDiagnostic) in f.definition.maxDefer = try finiteSpan(e) },
+            "ConditionLost": { f, e throws(ConfigDiagnostic) in
+                guard let policy = ConditionLostPolicy(rawValue: e.value) else {
+                    throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not cancel or continue")
+                }
+                f.definition.conditionLost = policy
+            },
             "History": { f, e throws(ConfigDiagnostic) in f.definition.historySize = try integer(e, in: 0...10_000) },
             "WakeUsers": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeUsers, e, users) },
             "WakeGroups": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeGroups, e, groups) },
@@ -149,6 +158,15 @@ enum TaskFileKeys {
             },
         ],
     ]
+
+    /// A boolean `Require…=` key: the condition is the task's, or not.
+    static func require(_ condition: TaskCondition, _ f: inout TaskFile, _ e: UnitFileEntry) throws(ConfigDiagnostic) {
+        if try boolean(e) {
+            f.definition.conditions.insert(condition)
+        } else {
+            f.definition.conditions.remove(condition)
+        }
+    }
 
     /// The row for an entry's section and key, if the table has one.
     static func row(_ e: UnitFileEntry) -> Apply? { table[e.section]?[e.key] }

@@ -27,6 +27,8 @@ public struct RunInfo: Hashable, Sendable {
     public var stale: Bool
     /// What a Swift handler returned (its `Encodable` result).
     public var result: JSONValue?
+    /// What a queued run waits for before it starts: `on AC power, battery not low`.
+    public var waitingFor: String?
     /// The failed run this one retries (or does the work of in place of its retry).
     public var previousRunId: String?
     /// On a failed run followed by `Wake` with `more`: the next attempt starts this long after its
@@ -61,6 +63,7 @@ public struct RunInfo: Hashable, Sendable {
         result = run.result.flatMap { try? JSONParser.parse($0) }
         partial = run.partial
         previousRunId = run.previousAttemptID
+        waitingFor = run.waitingFor.isEmpty ? nil : run.waitingFor.map(\.waitingText).joined(separator: ", ")
         progressCompleted = run.progress?.completed
         progressTotal = run.progress?.total
         status = run.progress?.status
@@ -112,6 +115,7 @@ public struct RunInfo: Hashable, Sendable {
         o.string("task", task)
         o.string("trigger", trigger.rawValue)
         o.int("waitedUSec", waitedUSec)
+        o.string("waitingFor", waitingFor)
         o.string("wakeId", wakeId)
         return o.finish()
     }
@@ -148,6 +152,7 @@ public struct RunInfo: Hashable, Sendable {
         result = json["result"]
         partial = json["partial"]?.boolValue ?? false
         previousRunId = json["previousRunId"]?.stringValue
+        waitingFor = json["waitingFor"]?.stringValue
         retryInUSec = number("retryInUSec")
         progressCompleted = json["progressCompleted"]?.intValue
         progressTotal = json["progressTotal"]?.intValue

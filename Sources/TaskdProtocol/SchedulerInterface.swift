@@ -57,7 +57,8 @@ public enum SchedulerInterface {
           exitStatus: ?int,
           # The signal that ended a command, as SIGKILL.
           signal: ?string,
-          # budget, requested, superseded, reconfigured, removed, shutdown or no-progress.
+          # budget, requested, superseded, reconfigured, removed, shutdown, no-progress,
+          # condition-timeout (MaxDeferSec=) or condition-lost (ConditionLost=cancel).
           cancelReason: ?string,
           # What a Swift handler threw, or why a command could not start.
           error: ?string,
@@ -65,6 +66,8 @@ public enum SchedulerInterface {
           stale: bool,
           # What a Swift handler returned (its Encodable result).
           result: ?object,
+          # What a queued run waits for before it starts (RequireACPower= ...): "on AC power".
+          waitingFor: ?string,
           # The failed run this one retries (or does the work of in place of its retry).
           previousRunId: ?string,
           # On a failed run a Wake with more follows: its next attempt starts this long after its end;

@@ -13,7 +13,8 @@ struct TaskFileKeysTests {
             "Description": "d", "Kind": "appRefresh", "Identifier": "other", "RuntimeBudgetSec": "7s",
             "CancelGraceSec": "3s", "Overlap": "queue", "QueueLimit": "3", "MaxAttempts": "4",
             "RetryBackoffSec": "2s", "RetryBackoffMaxSec": "9s", "RetryJitter": "0.5", "RetryPreventExitStatus": "7",
-            "History": "3", "ProgressTimeoutSec": "1min", "WakeUsers": "0", "WakeGroups": "0",
+            "History": "3", "ProgressTimeoutSec": "1min", "RequireACPower": "yes", "RequireBatteryNotLow": "yes",
+            "MaxDeferSec": "1h", "ConditionLost": "continue", "WakeUsers": "0", "WakeGroups": "0",
         ],
         "Timer": [
             "OnStartupSec": "1s", "OnUnitActiveSec": "1h", "OnUnitInactiveSec": "2h", "RandomizedDelaySec": "5s",

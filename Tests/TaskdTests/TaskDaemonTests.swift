@@ -58,4 +58,19 @@ struct TaskDaemonTests {
         #expect(daemon.problems.first?.hasPrefix("report: invalid calendar expression 'Mon..Fry 09:00'") == true)
         #expect(await daemon.run(arguments: ["--check-config", "--config", "/nonexistent"]) == 1)
     }
+
+    @Test("requires: sets the conditions, MaxDeferSec= and ConditionLost= a task file would")
+    func requirements() {
+        let daemon = TaskDaemon()
+            .backgroundTask(
+                .processing("backup"),
+                requires: [.acPower, .batteryNotLow, .giveUpAfter(.seconds(3600)), .continueWhenLost]
+            ) { _ in }
+            .backgroundTask(.appRefresh("plain")) { _ in }
+        let byName = Dictionary(uniqueKeysWithValues: daemon.registrations.map { ($0.definition.key.identifier, $0) })
+        #expect(byName["backup"]?.definition.conditions == [.acPower, .batteryNotLow])
+        #expect(byName["backup"]?.definition.maxDefer == .seconds(3600))
+        #expect(byName["backup"]?.definition.conditionLost == .continue)
+        #expect(byName["plain"]?.definition.conditions == [] && byName["plain"]?.definition.conditionLost == .cancel)
+    }
 }

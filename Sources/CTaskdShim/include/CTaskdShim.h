@@ -50,6 +50,13 @@ const char *taskd_tzname(int dst);
 int taskd_inotify_directory(const char *directory);
 /// Reads every pending event of such an fd; 1 if any concerned the entry `name`, else 0.
 int taskd_inotify_saw(int fd, const char *name);
+/// Adds `path` to inotify fd `fd`, for files written, created, deleted or moved in or out; -1 with errno.
+int taskd_inotify_add(int fd, const char *path);
+/// Reads (and drops) whatever `fd` has to read, without blocking.
+void taskd_drain(int fd);
+/// A non-blocking netlink socket for the kernel's device events (NETLINK_KOBJECT_UEVENT, group 1);
+/// -1 where there is none (a container, no permission).
+int taskd_uevent_socket(void);
 
 /// What a command changes about itself between fork and exec ([Exec] User=, Group=, ...).
 struct taskd_exec_identity {

@@ -14,4 +14,8 @@ public enum CancelReason: String, Hashable, Sendable, CaseIterable {
     case shutdown
     /// The run reported no progress for `ProgressTimeoutSec=`.
     case noProgress = "no-progress"
+    /// The run waited `MaxDeferSec=` for its task's conditions, which did not come to hold.
+    case conditionTimeout = "condition-timeout"
+    /// A condition of its task stopped holding while it ran (`ConditionLost=cancel`).
+    case conditionLost = "condition-lost"
 }

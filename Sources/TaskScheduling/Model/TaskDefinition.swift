@@ -78,6 +78,22 @@ public struct TaskDefinition: Hashable, Sendable {
         get { options.progressTimeout }
         set { options.progressTimeout = newValue }
     }
+    /// `RequireACPower=`, `RequireBatteryNotLow=`: what must hold for a run to start; a run
+    /// triggered while one does not waits for it.
+    public var conditions: Set<TaskCondition> {
+        get { options.conditions }
+        set { options.conditions = newValue }
+    }
+    /// `MaxDeferSec=`: how long a run waits for the conditions before it gives up (0: for ever).
+    public var maxDefer: TimeSpan {
+        get { options.maxDefer }
+        set { options.maxDefer = newValue }
+    }
+    /// `ConditionLost=`: what a run in progress does when a condition stops holding.
+    public var conditionLost: ConditionLostPolicy {
+        get { options.conditionLost }
+        set { options.conditionLost = newValue }
+    }
     /// `WakeUsers=`/`WakeGroups=`: who besides root may wake or cancel the task (nil: anyone allowed on the socket).
     public var wakeAccess: AccessList? {
         get { options.wakeAccess }

@@ -102,6 +102,10 @@ extension Scheduler {
         _ run: Run, definition: TaskDefinition?, at now: ClockReading, actions: inout [SchedulerAction]
     ) -> Run {
         var run = run
+        if let d = definition ?? tasks[run.key]?.definition, !d.conditions.isSubset(of: heldConditions) {
+            waitForConditions(&run, definition: d, at: now, actions: &actions)
+            return run
+        }
         if ready.isEmpty && activeCount < maxConcurrentRuns {
             if let d = definition ?? tasks[run.key]?.definition {
                 markStarted(&run, definition: d, at: now, actions: &actions)
@@ -110,21 +114,52 @@ extension Scheduler {
             return run
         }
         runs[run.id] = run
-        let id = run.id
-        let index =
-            run.key.kind == TaskKind.appRefresh
-            ? (ready.firstIndex { runs[$0]?.key.kind != TaskKind.appRefresh } ?? ready.count) : ready.count
-        ready.insert(id, at: index)
+        makeReady(run.id)
         actions.append(.report(.waiting(run)))
         return run
     }
 
-    /// Starts waiting runs while slots are free.
+    /// Puts a run in the ready queue: `appRefresh` ahead of every other kind, then FIFO.
+    private mutating func makeReady(_ id: String) {
+        let isRefresh = runs[id]?.key.kind == TaskKind.appRefresh
+        let index =
+            isRefresh ? (ready.firstIndex { runs[$0]?.key.kind != TaskKind.appRefresh } ?? ready.count) : ready.count
+        ready.insert(id, at: index)
+    }
+
+    /// The run waits for its task's conditions, holding no slot; stores it and says so.
+    private mutating func waitForConditions(
+        _ run: inout Run, definition d: TaskDefinition, at now: ClockReading, actions: inout [SchedulerAction]
+    ) {
+        run.waitingFor = d.conditions.subtracting(heldConditions).sorted()
+        runs[run.id] = run
+        if !deferred.contains(run.id) {
+            deferred.append(run.id)
+            if d.maxDefer.microseconds > 0 { deferUntil[run.id] = run.queued.monotonic &+ d.maxDefer.microseconds }
+        }
+        actions.append(.report(.deferred(run)))
+    }
+
+    /// Starts waiting runs while slots are free; runs whose conditions came to hold join them first,
+    /// and a ready run whose conditions no longer hold goes back to wait for them.
     mutating func pump(at now: ClockReading) -> [SchedulerAction] {
         var actions: [SchedulerAction] = []
+        for id in deferred {
+            guard let d = runs[id].flatMap({ tasks[$0.key]?.definition }), d.conditions.isSubset(of: heldConditions)
+            else { continue }
+            deferred.removeAll { $0 == id }
+            deferUntil[id] = nil
+            runs[id]!.waitingFor = []
+            makeReady(id)
+        }
         var free = maxConcurrentRuns - activeCount  // counted once: each start takes one slot
         while !isStopping, !ready.isEmpty, free > 0 {
-            start(ready.removeFirst(), at: now, actions: &actions)
+            let id = ready.removeFirst()
+            if var run = runs[id], let d = tasks[run.key]?.definition, !d.conditions.isSubset(of: heldConditions) {
+                waitForConditions(&run, definition: d, at: now, actions: &actions)
+                continue
+            }
+            start(id, at: now, actions: &actions)
             free -= 1
         }
         return actions
@@ -221,6 +256,7 @@ extension Scheduler {
     mutating func finish(_ id: String, termination: Termination?, at now: ClockReading) -> [SchedulerAction] {
         guard var run = runs.removeValue(forKey: id) else { return [] }
         ready.removeAll { $0 == id }
+        if deferUntil.removeValue(forKey: id) != nil || !run.waitingFor.isEmpty { deferred.removeAll { $0 == id } }
         run.termination = termination
         run.ended = now
         run.outcome = Self.outcome(of: run)

@@ -11,6 +11,12 @@ public struct Scheduler: Sendable {
     public internal(set) var runs: [String: Run] = [:]
     /// Runs that start as soon as a slot is free: `appRefresh` ahead of every other kind, then FIFO.
     public internal(set) var ready: [String] = []
+    /// Runs that wait for their task's conditions, oldest first; they hold no slot.
+    public internal(set) var deferred: [String] = []
+    /// When a deferred run gives up (`MaxDeferSec=`), by run id.
+    var deferUntil: [String: UInt64] = [:]
+    /// The conditions that hold now (`conditionsChanged`); all of them until told otherwise.
+    public internal(set) var heldConditions = Set(TaskCondition.allCases)
     /// `[Daemon] MaxConcurrentRuns=`: how many handlers may run at once.
     public internal(set) var maxConcurrentRuns: Int
     /// True once `shutdown` was called: no new runs start.
@@ -64,6 +70,7 @@ public struct Scheduler: Sendable {
             case .queued, .killed: break
             }
             if let deadline = run.progressDeadline { consider(deadline) }
+            if let until = deferUntil[run.id] { consider(until) }
             if run.progressUntold, let told = run.progressToldAt { consider(told &+ Self.progressInterval) }
         }
         return next
@@ -96,6 +103,26 @@ public struct Scheduler: Sendable {
             trigger: .wake, wakeID: wakeID, payload: payload, records: record.map { [$0] } ?? [])
         let result = trigger(key, request, at: now, actions: &actions)
         return (result, actions)
+    }
+
+    /// The conditions that hold changed: runs waiting for them start (slots allowing), and a run in
+    /// progress whose task needs one that no longer holds is cancelled (`ConditionLost=cancel`,
+    /// reason `condition-lost`), as at its budget: its hard stop one `CancelGraceSec=` later.
+    public mutating func conditionsChanged(held: Set<TaskCondition>, at now: ClockReading) -> [SchedulerAction] {
+        guard held != heldConditions else { return [] }
+        heldConditions = held
+        var actions: [SchedulerAction] = []
+        for id in runs.keys.sorted() {
+            guard var run = runs[id], case .running = run.phase,
+                let d = tasks[run.key]?.definition, d.conditionLost == .cancel, !d.conditions.isSubset(of: held)
+            else { continue }
+            run.phase = .cancelling(.conditionLost)
+            run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
+            runs[id] = run
+            actions.append(.cancel(run))
+            actions.append(.report(.cancelling(run)))
+        }
+        return actions + pump(at: now)
     }
 
     /// The least time between two `progress` events of one run (µs): a handler may report as often
@@ -195,6 +222,11 @@ public struct Scheduler: Sendable {
                     actions += finish(id, termination: nil, at: now)
                 }
             }
+        }
+        // A run that waited its MaxDeferSec= for its conditions gives up.
+        for id in deferred where deferUntil[id].map({ $0 <= now.monotonic }) == true {
+            runs[id]!.phase = .cancelling(.conditionTimeout)
+            actions += finish(id, termination: nil, at: now)
         }
         // An abandoned attempt past its bound no longer holds a retry back.
         if !abandoned.isEmpty { abandoned = abandoned.filter { $0.value > now.monotonic } }

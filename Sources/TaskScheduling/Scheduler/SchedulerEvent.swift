@@ -25,6 +25,8 @@ public enum SchedulerEvent: Hashable, Sendable {
     case retryWaits(Run, until: UInt64)
     /// The pending retry of this failed run was dropped (`taskctl cancel`, reload, removal).
     case retryDropped(Run)
+    /// The run waits for its task's conditions (`run.waitingFor`) before it starts.
+    case deferred(Run)
     /// The run reported progress or a status (told at most once per `Scheduler.progressInterval`).
     case progress(Run)
 
@@ -33,7 +35,7 @@ public enum SchedulerEvent: Hashable, Sendable {
         switch self {
         case .started(let r), .waiting(let r), .queued(let r), .cancelling(let r), .killing(let r), .ended(let r),
             .coalesced(let r, _), .overflow(let r, _), .refused(let r, _), .retryScheduled(let r, _),
-            .retryWaits(let r, _), .retryDropped(let r), .progress(let r):
+            .retryWaits(let r, _), .retryDropped(let r), .deferred(let r), .progress(let r):
             return r
         }
     }

@@ -15,5 +15,8 @@ struct TaskOptions: Hashable, Sendable {
     var retry = RetryPolicy()
     var historySize = 20
     var progressTimeout = TimeSpan.zero
+    var conditions: Set<TaskCondition> = []
+    var maxDefer = TimeSpan.zero
+    var conditionLost = ConditionLostPolicy.cancel
     var wakeAccess: AccessList?
 }

@@ -35,6 +35,10 @@ actor Daemon {
     private var watches: [Int: RunWatch] = [:]
     /// Watchers' notices of signals sent to commands, held until the run ends (see `HeldNotices`).
     private var heldNotices = HeldNotices()
+    /// The power supplies, watched once a task needs a condition.
+    private var power: PowerSupplyMonitor?
+    /// Whether a task of the first configuration needs one.
+    private let needsConditions: Bool
     private var nextWatchID = 0
     private var timer: Task<Void, Never>?
     /// The timerfd behind `armTimer` (made on first use); `timer` sleeps only if it cannot exist.
@@ -60,6 +64,7 @@ actor Daemon {
             machineID: Self.machineID(), persistedTriggers: records.compactMapValues(\.lastTriggerUSec),
             persistedRequests: records.compactMapValues(\.requestedUSec),
             maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon))
+        needsConditions = config.tasks.contains { !$0.conditions.isEmpty }
         self.handlers = handlers
         self.journal = journal
         self.notifier = notifier
@@ -84,6 +89,8 @@ actor Daemon {
     /// Replays the wakes acknowledged before a crash or stop that had not been answered, then
     /// fires what is due at start-up (`OnStartupSec=0`) and arms the timer.
     func start(recovering wakes: [WakeRecord]) {
+        // The conditions first: a replayed wake of a task that needs AC power waits for it.
+        if needsConditions { watchConditions() }
         var actions: [SchedulerAction] = []
         var dropped: [String] = []
         for wake in wakes {
@@ -296,6 +303,7 @@ actor Daemon {
             journal.daemon(.configError, 4, "\(d.key): no Swift handler is registered; its runs will fail")
         }
         access = config.daemon.access
+        if config.tasks.contains(where: { !$0.conditions.isEmpty }) { watchConditions() }
         let (diff, actions) = scheduler.reload(
             config.tasks, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon), at: SystemClock.now())
         if !diff.added.isEmpty {
@@ -360,6 +368,32 @@ actor Daemon {
             scheduler.progress(
                 runID: runID, completed: report.completed, total: report.total, status: report.status,
                 at: SystemClock.now()))
+    }
+
+    /// Watches the power supplies once a task needs a condition (`RequireACPower=`, …), and gives
+    /// the scheduler what holds now. Until then, and without any, every condition holds.
+    private func watchConditions() {
+        guard power == nil else { return }
+        let monitor = PowerSupplyMonitor { [weak self] state in self?.onLoop { $0.conditionsChanged(state) } }
+        power = monitor
+        journal.daemon(
+            .conditionsChanged, 6,
+            "conditions: \(Self.describe(monitor.state)) (power supplies in \(monitor.folder)"
+                + (monitor.isWatching ? ")" : "; no events from them, read once)"),
+            [("TASKD_CONDITIONS", monitor.state.held.sorted().map(\.rawValue).joined(separator: " "))])
+        perform(scheduler.conditionsChanged(held: monitor.state.held, at: SystemClock.now()))
+    }
+
+    /// The power state changed: runs waiting for it start, runs that lost it are cancelled.
+    func conditionsChanged(_ state: PowerState) {
+        journal.daemon(
+            .conditionsChanged, 6, "conditions: \(Self.describe(state))",
+            [("TASKD_CONDITIONS", state.held.sorted().map(\.rawValue).joined(separator: " "))])
+        perform(scheduler.conditionsChanged(held: state.held, at: SystemClock.now()))
+    }
+
+    private static func describe(_ state: PowerState) -> String {
+        (state.onACPower ? "on AC power" : "on battery") + (state.batteryNotLow ? "" : ", battery low")
     }
 
     /// A handler asked for its task's next run `delay` from now (`TaskContext.scheduleNext(after:)`).

@@ -74,6 +74,11 @@ package struct EventJournal: Sendable {
             entry.set("TASK_PHASE", "killing")
         case .ended:
             entry = Self.ended(run, name: name, short: short)
+        case .deferred:
+            let waiting = run.waitingFor.map(\.waitingText).joined(separator: ", ")
+            entry = Self.entry(.runQueued, 6, "\(name): run \(short) waits: \(waiting)")
+            entry.set("TASK_QUEUE", "conditions")
+            entry.set("TASK_WAITING_FOR", run.waitingFor.map(\.rawValue).joined(separator: " "))
         case .progress:
             let parts = [run.progress?.countText, run.progress?.status].compactMap { $0 }
             entry = Self.entry(.runProgress, 6, "\(name): run \(short) progress: \(parts.joined(separator: ", "))")

@@ -24,5 +24,6 @@ public enum MessageID: String, CaseIterable, Sendable {
     case outputSuppressed = "c9dda88d31d242beb08f3d2cd50538ba"
     case outputShed = "b7aefabfa53a4056885fb78ec2d0c228"
     case runProgress = "cb093f3c921649099142cad99993a6ba"
+    case conditionsChanged = "ac346335927143759780cd30e9bcc7af"
     case runRequested = "81196e10e9334200ab13389f8581dc84"
 }
