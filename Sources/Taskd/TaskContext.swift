@@ -31,6 +31,11 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     public var deadlineRealtimeUSec: UInt64
     /// When the run must be done, on the continuous clock.
     public var deadline: ContinuousClock.Instant
+    /// When its trigger was due, CLOCK_REALTIME µs (`TASKD_SCHEDULED_USEC`): a timer's nominal
+    /// elapse (for `catchup`, the calendar time missed while taskd was down), a retry's due time, a
+    /// wake's acknowledgement. `scheduledAt` is the same on the continuous clock.
+    public var scheduledRealtimeUSec: UInt64
+    public var scheduledAt: ContinuousClock.Instant
     /// What the handler may ask of taskd (`scheduleNext(after:)`).
     let controls: any RunControls
 
@@ -69,12 +74,14 @@ public struct TaskContext<Payload: Sendable>: Sendable {
         self.budget = budget
         self.waited = waited
         self.deadline = deadline ?? ContinuousClock.now.advanced(by: budget)
+        scheduledAt = ContinuousClock.now
         controls = NoRunControls()
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let realtime = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
         let left = ContinuousClock.now.duration(to: self.deadline)
         deadlineRealtimeUSec = realtime &+ UInt64(max(0, left.components.seconds)) * 1_000_000
+        scheduledRealtimeUSec = realtime
     }
 
     init(run: Run, payload: Payload?, now: ClockReading, controls: any RunControls) {
@@ -91,6 +98,10 @@ public struct TaskContext<Payload: Sendable>: Sendable {
         waited = .microseconds(Int64(clamping: run.waited ?? 0))
         deadlineRealtimeUSec = run.deadlineRealtime ?? now.realtime &+ run.budget.microseconds
         let left = run.killAt > now.monotonic ? run.killAt - now.monotonic : 0
-        deadline = ContinuousClock.now.advanced(by: .microseconds(Int64(clamping: left)))
+        let continuousNow = ContinuousClock.now
+        deadline = continuousNow.advanced(by: .microseconds(Int64(clamping: left)))
+        scheduledRealtimeUSec = run.scheduledRealtime
+        let since = now.realtime >= run.scheduledRealtime ? now.realtime - run.scheduledRealtime : 0
+        scheduledAt = continuousNow.advanced(by: .microseconds(-Int64(clamping: since)))
     }
 }

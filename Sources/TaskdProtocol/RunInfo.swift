@@ -13,6 +13,8 @@ public struct RunInfo: Hashable, Sendable {
     public var disposition: WakeDisposition
     public var wakeId: String?
     public var queuedUSec: UInt64
+    /// When its trigger was due: a timer's nominal elapse, a retry's due time, a wake's acknowledgement.
+    public var scheduledUSec: UInt64?
     public var startedUSec: UInt64?
     public var deadlineUSec: UInt64?
     public var budgetUSec: UInt64
@@ -52,6 +54,7 @@ public struct RunInfo: Hashable, Sendable {
         self.disposition = disposition
         wakeId = run.wakeID
         queuedUSec = run.queued.realtime
+        scheduledUSec = run.scheduledRealtime
         startedUSec = run.started?.realtime
         deadlineUSec = run.deadlineRealtime
         budgetUSec = run.budget.microseconds
@@ -107,6 +110,7 @@ public struct RunInfo: Hashable, Sendable {
         o.value("result", result)
         o.int("retryInUSec", retryInUSec)
         o.string("runId", runId)
+        o.int("scheduledUSec", scheduledUSec)
         o.string("signal", signal)
         o.bool("stale", stale)
         o.int("startedUSec", startedUSec)
@@ -138,6 +142,7 @@ public struct RunInfo: Hashable, Sendable {
         self.disposition = disposition
         wakeId = json["wakeId"]?.stringValue
         queuedUSec = number("queuedUSec") ?? 0
+        scheduledUSec = number("scheduledUSec")
         startedUSec = number("startedUSec")
         deadlineUSec = number("deadlineUSec")
         budgetUSec = number("budgetUSec") ?? 0

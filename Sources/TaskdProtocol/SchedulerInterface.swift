@@ -46,6 +46,9 @@ public enum SchedulerInterface {
           wakeId: ?string,
           # When the trigger created the run.
           queuedUSec: int,
+          # When the trigger was due: a timer's nominal elapse (a missed calendar time for catchup;
+          # before the random delay), a retry's due time, a wake's acknowledgement.
+          scheduledUSec: ?int,
           # When its handler started; the budget counts from here.
           startedUSec: ?int,
           deadlineUSec: ?int,

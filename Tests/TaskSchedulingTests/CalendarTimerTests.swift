@@ -248,6 +248,7 @@ struct PersistentTests {
         #expect(actions.trace == ["persist", "start", "started"])
         guard case .start(let run) = actions[1] else { return #expect(Bool(false)) }
         #expect(run.trigger == .catchup)
+        #expect(run.scheduledRealtime == start.realtime - 4 * hour, "the time missed: today 06:00")
         #expect(actions.first == .persistTrigger(key, start.realtime))
         #expect(s.tasks[key]?.calendarDueRealtime == start.realtime + 20 * hour)  // 2026-01-03 06:00
         #expect(s.advance(to: start.advanced(by: 1_000_000)).isEmpty)  // once, not once per missed day

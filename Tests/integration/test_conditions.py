@@ -64,3 +64,12 @@ def test_max_defer_gives_up_and_condition_lost_cancels(daemon_factory, tmp_path)
     assert lost["TASK_OUTCOME"] == "cancelled" and lost["TASK_CANCEL_REASON"] == "condition-lost", lost
     stays = wait_for(lambda: [e for e in journal(TASK="stays") if "TASK_OUTCOME" in e], what="stays' end")[0]
     assert stays["TASK_OUTCOME"] == "completed", stays
+
+
+def test_a_command_is_told_when_its_trigger_was_due(daemon_factory):
+    d = daemon_factory({"when.task": task("/bin/sh -c 'echo scheduled=$TASKD_SCHEDULED_USEC'")}).start()
+    run = json.loads(d.taskctl("wake", "when", "--wait", "--json").stdout)[0]
+    assert run["queuedUSec"] - 1_000_000 < run["scheduledUSec"] <= run["queuedUSec"], run
+    said = wait_for(lambda: [e for e in journal(TASK_RUN_ID=run["runId"]) if e.get("TASK_STREAM") == "stdout"],
+                    what="the command's line")[0]
+    assert said["MESSAGE"] == f"scheduled={run['scheduledUSec']}", said

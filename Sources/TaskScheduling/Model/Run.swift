@@ -11,6 +11,10 @@ public struct Run: Hashable, Sendable {
     public var payload: String?
     /// When the trigger created the run.
     public var queued: ClockReading
+    /// When the trigger was due, CLOCK_REALTIME µs (`TASKD_SCHEDULED_USEC`): a timer's nominal
+    /// elapse (a calendar time missed while taskd was down, for `catchup`; before the random
+    /// delay), a retry's due time, a wake's acknowledgement.
+    public var scheduledRealtime: UInt64 = 0
     /// When its handler started; nil while it waits (`queued`) and for a run cancelled before it started.
     public var started: ClockReading?
     public var budget: TimeSpan

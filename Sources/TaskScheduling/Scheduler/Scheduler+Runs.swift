@@ -83,6 +83,7 @@ extension Scheduler {
             inProcess: d.handler == .swift)
         run.records = request.records
         run.previousAttemptID = request.previousAttempt
+        run.scheduledRealtime = request.scheduled ?? now.realtime
         return run
     }
 

@@ -96,11 +96,13 @@ public struct Scheduler: Sendable {
     /// run joins it, another id supersedes it, whatever `Overlap=` says. `record` names the durable
     /// record of the acknowledged wake, settled when the run that answers it ends for good.
     public mutating func wake(
-        key: TaskKey, wakeID: String? = nil, payload: String? = nil, record: String? = nil, at now: ClockReading
+        key: TaskKey, wakeID: String? = nil, payload: String? = nil, record: String? = nil,
+        acknowledged: UInt64? = nil, at now: ClockReading
     ) -> (result: WakeResult?, actions: [SchedulerAction]) {
         var actions: [SchedulerAction] = []
         let request = TriggerRequest(
-            trigger: .wake, wakeID: wakeID, payload: payload, records: record.map { [$0] } ?? [])
+            trigger: .wake, wakeID: wakeID, payload: payload, records: record.map { [$0] } ?? [],
+            scheduled: acknowledged)
         let result = trigger(key, request, at: now, actions: &actions)
         return (result, actions)
     }
@@ -248,7 +250,8 @@ public struct Scheduler: Sendable {
                 tasks[key]!.retry = nil
                 let request = TriggerRequest(
                     trigger: .retry, attempt: retry.attempt, wakeID: retry.wakeID, payload: retry.payload,
-                    records: retry.records, previousAttempt: retry.failedRunID)
+                    records: retry.records, previousAttempt: retry.failedRunID,
+                    scheduled: now.realtime(at: retry.due))
                 _ = trigger(key, request, at: now, actions: &actions)
                 state = tasks[key]!
             }
@@ -264,7 +267,10 @@ public struct Scheduler: Sendable {
                 FiredTimer(
                     key: key, calendarAfter: calendarFired ? max(now.realtime, state.calendarDueRealtime ?? 0) : nil))
             let kind: Trigger = isStartup ? .startup : (isCatchUp ? .catchup : .timer)
-            _ = trigger(key, TriggerRequest(trigger: kind), at: now, actions: &actions)
+            // The nominal elapse: a calendar's wall-clock time, else the timer's, before the random delay.
+            let scheduled =
+                calendarFired ? state.calendarDueRealtime : state.nextTimer.map { now.realtime(at: $0) }
+            _ = trigger(key, TriggerRequest(trigger: kind, scheduled: scheduled), at: now, actions: &actions)
         }
         return actions
     }

@@ -8,4 +8,6 @@ struct TriggerRequest: Hashable, Sendable {
     var records: [String] = []
     /// The failed run a retry retries.
     var previousAttempt: String? = nil
+    /// When the trigger was due (CLOCK_REALTIME µs); nil: now.
+    var scheduled: UInt64? = nil
 }

@@ -95,7 +95,8 @@ actor Daemon {
         var dropped: [String] = []
         for wake in wakes {
             let (result, more) = scheduler.wake(
-                key: wake.key, wakeID: wake.wakeID, payload: wake.payload, record: wake.id, at: SystemClock.now())
+                key: wake.key, wakeID: wake.wakeID, payload: wake.payload, record: wake.id,
+                acknowledged: wake.acknowledgedUSec, at: SystemClock.now())
             if result == nil { dropped.append(wake.id) }
             actions += more
         }

@@ -44,6 +44,7 @@ enum HandlerEnvironment {
             "TASKD_DEADLINE_USEC=\(run.deadlineRealtime ?? 0)",
             "TASKD_NO_RETRY_EXIT_STATUS=\(RetryPolicy.noRetryExitStatus)",
             "TASKD_NOTIFY_FD=3",
+            "TASKD_SCHEDULED_USEC=\(run.scheduledRealtime)",
         ]
         // The names above are distinct: only the task's own assignments can repeat one.
         guard !spec.environment.isEmpty else { return assignments }
