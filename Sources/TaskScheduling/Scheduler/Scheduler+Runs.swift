@@ -103,7 +103,9 @@ extension Scheduler {
         _ run: Run, definition: TaskDefinition?, at now: ClockReading, actions: inout [SchedulerAction]
     ) -> Run {
         var run = run
-        if let d = definition ?? tasks[run.key]?.definition, !d.conditions.isSubset(of: heldConditions) {
+        if !allConditionsHold, let d = definition ?? tasks[run.key]?.definition,
+            !d.conditions.isSubset(of: heldConditions)
+        {
             waitForConditions(&run, definition: d, at: now, actions: &actions)
             return run
         }
@@ -156,7 +158,9 @@ extension Scheduler {
         var free = maxConcurrentRuns - activeCount  // counted once: each start takes one slot
         while !isStopping, !ready.isEmpty, free > 0 {
             let id = ready.removeFirst()
-            if var run = runs[id], let d = tasks[run.key]?.definition, !d.conditions.isSubset(of: heldConditions) {
+            if !allConditionsHold, var run = runs[id], let d = tasks[run.key]?.definition,
+                !d.conditions.isSubset(of: heldConditions)
+            {
                 waitForConditions(&run, definition: d, at: now, actions: &actions)
                 continue
             }

@@ -17,6 +17,8 @@ public struct Scheduler: Sendable {
     var deferUntil: [String: UInt64] = [:]
     /// The conditions that hold now (`conditionsChanged`); all of them until told otherwise.
     public internal(set) var heldConditions = Set(TaskCondition.allCases)
+    /// True while every condition holds: no run needs its task's conditions looked at.
+    var allConditionsHold: Bool { heldConditions.count == TaskCondition.allCases.count }
     /// `[Daemon] MaxConcurrentRuns=`: how many handlers may run at once.
     public internal(set) var maxConcurrentRuns: Int
     /// True once `shutdown` was called: no new runs start.
@@ -70,9 +72,9 @@ public struct Scheduler: Sendable {
             case .queued, .killed: break
             }
             if let deadline = run.progressDeadline { consider(deadline) }
-            if let until = deferUntil[run.id] { consider(until) }
             if run.progressUntold, let told = run.progressToldAt { consider(told &+ Self.progressInterval) }
         }
+        for until in deferUntil.values { consider(until) }
         return next
     }
 
