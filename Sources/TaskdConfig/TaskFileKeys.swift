@@ -19,10 +19,7 @@ enum TaskFileKeys {
             },
             "CancelGraceSec": { f, e throws(ConfigDiagnostic) in f.definition.cancelGrace = try finiteSpan(e) },
             "Overlap": { f, e throws(ConfigDiagnostic) in
-                guard let policy = OverlapPolicy(rawValue: e.value) else {
-                    throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not coalesce, queue or replace")
-                }
-                f.definition.overlap = policy
+                f.definition.overlap = try choice(e, "coalesce, queue or replace")
             },
             "QueueLimit": { f, e throws(ConfigDiagnostic) in f.definition.queueLimit = try integer(e, in: 0...10_000) },
             "MaxAttempts": { f, e throws(ConfigDiagnostic) in
@@ -52,10 +49,7 @@ enum TaskFileKeys {
             "RequireBatteryNotLow": { f, e throws(ConfigDiagnostic) in try require(.batteryNotLow, &f, e) },
             "MaxDeferSec": { f, e throws(ConfigDiagnostic) in f.definition.maxDefer = try finiteSpan(e) },
             "ConditionLost": { f, e throws(ConfigDiagnostic) in
-                guard let policy = ConditionLostPolicy(rawValue: e.value) else {
-                    throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not cancel or continue")
-                }
-                f.definition.conditionLost = policy
+                f.definition.conditionLost = try choice(e, "cancel or continue")
             },
             "History": { f, e throws(ConfigDiagnostic) in f.definition.historySize = try integer(e, in: 0...10_000) },
             "WakeUsers": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeUsers, e, users) },
@@ -158,6 +152,15 @@ enum TaskFileKeys {
             },
         ],
     ]
+
+    /// One word of a fixed list (`Overlap=`, `ConditionLost=`); the error names the choices.
+    static func choice<T: RawRepresentable>(_ e: UnitFileEntry, _ choices: String) throws(ConfigDiagnostic) -> T
+    where T.RawValue == String {
+        guard let value = T(rawValue: e.value) else {
+            throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not \(choices)")
+        }
+        return value
+    }
 
     /// A boolean `Require…=` key: the condition is the task's, or not.
     static func require(_ condition: TaskCondition, _ f: inout TaskFile, _ e: UnitFileEntry) throws(ConfigDiagnostic) {

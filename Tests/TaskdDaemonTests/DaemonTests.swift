@@ -43,7 +43,7 @@ final class DaemonFixture {
     func call(_ call: VarlinkCall) async -> AsyncStream<VarlinkReply> {
         let channel = RecordingChannel(peer: Self.root)
         let service = ControlService(daemon: daemon, journal: journal)
-        await daemon.onLoop { service.handle(call, on: channel) }
+        await daemon.inside { service.handle(call, on: channel) }
         return channel.replies
     }
 
@@ -111,7 +111,7 @@ struct ReplyError: Error, Equatable {
 
 extension Daemon {
     /// Runs `body` isolated to the daemon, on the event loop's thread.
-    func onLoop(_ body: @Sendable () -> Void) { body() }
+    func inside(_ body: @Sendable () -> Void) { body() }
 }
 
 @Suite("Daemon: the orchestrator, driven without a socket", .timeLimit(.minutes(1)))

@@ -606,12 +606,9 @@ actor Daemon {
         EventLoop.shared.runUserCode({ task.cancel() }, elsewhere: { body in cancelling.async(execute: body) })
     }
 
-    /// `onLoop` for the daemon's helpers (a Swift run's controls).
-    nonisolated func post(_ body: @escaping @Sendable (isolated Daemon) -> Void) { onLoop(body) }
-
     /// Runs `body` on the actor: at once when called from an fd handler of the event loop (a timer,
     /// a process exit), which runs on the actor's thread between its jobs; else as a job there.
-    private nonisolated func onLoop(_ body: @escaping @Sendable (isolated Daemon) -> Void) {
+    nonisolated func onLoop(_ body: @escaping @Sendable (isolated Daemon) -> Void) {
         guard EventLoop.shared.isCurrent else {
             Task(executorPreference: EventLoop.shared) { await body(self) }
             return
@@ -620,7 +617,7 @@ actor Daemon {
     }
 
     /// Runs `body` isolated to the daemon, from the event loop's thread outside a job (an fd handler,
-    /// a deferred body; the control socket's fast path): the daemon's executor is the loop, whose
+    /// a deferred body, a call the control socket read): the daemon's executor is the loop, whose
     /// thread runs nothing else of the daemon's meanwhile. `assumeIsolated` checks it, through
     /// `EventLoop.isIsolatingCurrentContext`, and traps anywhere else.
     nonisolated func isolatedOnLoop<T: Sendable>(_ body: (isolated Daemon) throws -> T) rethrows -> T {

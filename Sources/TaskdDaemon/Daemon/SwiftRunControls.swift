@@ -16,7 +16,7 @@ final class SwiftRunControls: RunControls {
 
     func scheduleNext(_ delay: Duration) {
         let key = self.key
-        daemon.post { $0.requestRun(key, after: delay) }
+        daemon.onLoop { $0.requestRun(key, after: delay) }
     }
 
     func progress(completed: Int64, total: Int64?) {
@@ -27,6 +27,6 @@ final class SwiftRunControls: RunControls {
 
     private func deliver(_ first: Bool) {
         guard first else { return }
-        daemon.post { [self] in $0.progressReported(runID: runID, mailbox.take()) }
+        daemon.onLoop { [self] in $0.progressReported(runID: runID, mailbox.take()) }
     }
 }
