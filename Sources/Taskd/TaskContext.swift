@@ -80,7 +80,7 @@ public struct TaskContext<Payload: Sendable>: Sendable {
         clock_gettime(CLOCK_REALTIME, &now)
         let realtime = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
         let left = ContinuousClock.now.duration(to: self.deadline)
-        deadlineRealtimeUSec = realtime &+ UInt64(max(0, left.components.seconds)) * 1_000_000
+        deadlineRealtimeUSec = realtime &+ TimeSpan(left).microseconds
         scheduledRealtimeUSec = realtime
     }
 
