@@ -27,6 +27,8 @@ let package = Package(
         // C layer: libsystemd through pkg-config, and the Linux calls Swift cannot reach directly.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CTaskdShim"),
+        // sd-bus calls (variadic in C): logind's sleep signal, inhibitors and idle state, the network state.
+        .target(name: "CTaskdBus", linkerSettings: [.linkedLibrary("systemd")]),
 
         // The epoll thread every watched fd goes through (not Dispatch sources: see EventLoop).
         .target(name: "TaskdIO", dependencies: ["CTaskdShim"]),
@@ -42,7 +44,7 @@ let package = Package(
         // Running handlers: commands (posix_spawn, process groups, signals) and output capture.
         .target(name: "TaskRuntime", dependencies: ["TaskScheduling", "CTaskdShim", "TaskdIO"]),
         // journald (and its queue), sd_notify, listen fds, the Unix socket server, signals, clock changes.
-        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "TaskdProtocol", "TaskdIO"]),
+        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "CTaskdBus", "TaskdProtocol", "TaskdIO"]),
         // The daemon: the orchestrator that performs the scheduler's actions, the control service,
         // the state folder and the journal's events.
         .target(
@@ -65,6 +67,10 @@ let package = Package(
         .executableTarget(name: "taskd-bench", dependencies: ["Taskd", "TaskdIO"], path: "Examples/BenchDaemon"),
         // Swift handlers that misbehave, for the reliability tests.
         .executableTarget(name: "taskd-faults", dependencies: ["Taskd"], path: "Examples/FaultyDaemon"),
+        // A fake NetworkManager on D-Bus (C, sd-bus), for the integration and end-to-end tests.
+        .executableTarget(
+            name: "taskd-fake-nm", path: "Tests/Fixtures/FakeNetworkManager",
+            linkerSettings: [.linkedLibrary("systemd")]),
 
         .testTarget(name: "TaskSchedulingTests", dependencies: ["TaskScheduling"]),
         .testTarget(name: "TaskdConfigTests", dependencies: ["TaskdConfig"]),

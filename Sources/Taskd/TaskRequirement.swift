@@ -2,8 +2,8 @@ import TaskScheduling
 
 /// What the machine must be for a task's run to start, as Apple's `requiresExternalPower` and
 /// WorkManager's constraints: a run triggered while one does not hold waits, holding no slot,
-/// and starts the moment it holds. The same as a task file's `RequireACPower=`,
-/// `RequireBatteryNotLow=`, `MaxDeferSec=` and `ConditionLost=`.
+/// and starts the moment it holds. The same as a task file's `Require…=` keys, `MaxDeferSec=`,
+/// `ConditionLost=` and `Sleep=`.
 ///
 /// ```swift
 /// .backgroundTask(.processing("BACKUP"), requires: [.acPower, .giveUpAfter(.seconds(6 * 3600))]) { … }
@@ -16,6 +16,39 @@ public struct TaskRequirement: Sendable {
 
     /// No battery, or every battery above 15 % or charging.
     public static var batteryNotLow: TaskRequirement { TaskRequirement { $0.conditions.insert(.batteryNotLow) } }
+
+    /// The network is online (NetworkManager's full connectivity, or systemd-networkd's `online`;
+    /// with neither on the system bus, it counts as online).
+    public static var network: TaskRequirement { TaskRequirement { $0.conditions.insert(.networkOnline) } }
+
+    /// The network is online and not metered (NetworkManager's `Metered`; networkd knows of no
+    /// metered networks): WorkManager's `UNMETERED`.
+    public static var unmeteredNetwork: TaskRequirement {
+        TaskRequirement { $0.conditions.formUnion([.networkOnline, .networkUnmetered]) }
+    }
+
+    /// The system has been idle (logind's `IdleHint`: no session in use) for at least `duration`.
+    public static func idle(for duration: Duration) -> TaskRequirement {
+        TaskRequirement { $0.conditions.insert(.idle(TimeSpan(duration))) }
+    }
+
+    /// At least `bytes` are free to unprivileged users in the file system that holds `path`.
+    public static func freeSpace(atLeast bytes: UInt64, in path: String) -> TaskRequirement {
+        TaskRequirement { $0.conditions.insert(.freeSpace(path: path, bytes: bytes)) }
+    }
+
+    /// The kernel's stall pressure on `resource` (`/proc/pressure`, the "some" line) averaged over
+    /// `window` is at most `percent`, as systemd's `ConditionMemoryPressure=`.
+    public static func pressure(
+        _ resource: PressureResource, atMost percent: Double, over window: PressureWindow = .fiveMinutes
+    ) -> TaskRequirement {
+        let permyriad = Int((min(max(percent, 0), 100) * 100).rounded())
+        return TaskRequirement { $0.conditions.insert(.pressure(resource, permyriad: permyriad, window: window)) }
+    }
+
+    /// The system does not sleep while a run lasts (`Sleep=block`: taskd holds a sleep block
+    /// inhibitor); by default a run is cancelled before the system sleeps and runs again after.
+    public static var keepsSystemAwake: TaskRequirement { TaskRequirement { $0.sleep = .block } }
 
     /// A run that has waited this long for the conditions gives up: outcome `cancelled`, reason
     /// `condition-timeout` (`MaxDeferSec=`). Without it a run waits for ever.

@@ -43,10 +43,21 @@ public struct TaskSchedule: Sendable {
         }
     }
 
-    /// `Persistent=yes`: the last trigger is kept across restarts, and a calendar time missed
-    /// while the daemon was down runs once at start (trigger `catchup`).
+    /// `Persistent=yes`: the last trigger is kept across restarts; a time missed while the daemon
+    /// was down runs at start (trigger `catchup`, as `catchUp` says), and `every`/`afterRunEnds`
+    /// count wall-clock time across restarts and sleep.
     public static var persistent: TaskSchedule {
         TaskSchedule { definition in definition.persistent = true }
+    }
+
+    /// `CatchUp=` and `CatchUpWindowSec=`: what timer elapses missed during downtime
+    /// (`.persistent`) or sleep make: `.none`, one run for the `.latest` (the default), or `.all`
+    /// of them; with `within`, only those missed at most that long ago.
+    public static func catchUp(_ policy: CatchUpPolicy, within window: Duration? = nil) -> TaskSchedule {
+        TaskSchedule { definition in
+            definition.catchUp = policy
+            definition.catchUpWindow = window.map(TimeSpan.init) ?? .zero
+        }
     }
 }
 

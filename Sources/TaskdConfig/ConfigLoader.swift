@@ -191,6 +191,12 @@ public enum ConfigLoader {
                     continue
                 }
                 if e.key == "IdleTimeoutSec" { settings.idleTimeout = span } else { settings.requestTimeout = span }
+            case "WatchSleep":
+                do throws(ConfigDiagnostic) {
+                    settings.watchSleep = try TaskFileKeys.boolean(e)
+                } catch {
+                    diagnostics.append(error)
+                }
             case "SyncIntervalSec":
                 guard let span = try? TimeSpan(parsing: e.value) else {
                     diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a time span"))

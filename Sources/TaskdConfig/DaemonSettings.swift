@@ -19,6 +19,9 @@ public struct DaemonSettings: Hashable, Sendable {
     /// `SyncIntervalSec=`: how long a written wake may wait for its fdatasync; 0: its reply waits for it (nil: 1 s).
     public var syncInterval: TimeSpan?
 
+    /// `WatchSleep=`: take logind's sleep delay inhibitor and cancel runs before the system sleeps (nil: yes).
+    public var watchSleep: Bool?
+
     public init(stateDirectory: String? = nil, socketPath: String? = nil) {
         self.stateDirectory = stateDirectory
         self.socketPath = socketPath

@@ -21,7 +21,7 @@ public struct TaskFile: Sendable {
     /// Where the first `OnUnitActiveSec=`/`OnUnitInactiveSec=` is, for the warning when nothing starts it.
     var relativeTimerLocation: SourceLocation?
     /// The list keys given so far: the first one in a file replaces the list it starts from.
-    private var listsStarted: Set<String> = []
+    var listsStarted: Set<String> = []
     /// The entries applied, in order, to apply again onto a Swift task's own definition.
     private(set) var entries: [UnitFileEntry] = []
     private let base: TaskDefinition?

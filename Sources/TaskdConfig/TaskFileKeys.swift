@@ -47,10 +47,39 @@ enum TaskFileKeys {
             "ProgressTimeoutSec": { f, e throws(ConfigDiagnostic) in f.definition.progressTimeout = try finiteSpan(e) },
             "RequireACPower": { f, e throws(ConfigDiagnostic) in try require(.acPower, &f, e) },
             "RequireBatteryNotLow": { f, e throws(ConfigDiagnostic) in try require(.batteryNotLow, &f, e) },
+            "RequireNetwork": { f, e throws(ConfigDiagnostic) in
+                f.definition.conditions.subtract([.networkOnline, .networkUnmetered])
+                switch e.value {
+                case "unmetered": f.definition.conditions.formUnion([.networkOnline, .networkUnmetered])
+                case "online": f.definition.conditions.insert(.networkOnline)
+                default:
+                    if try boolean(e, choices: "a boolean, online or unmetered") {
+                        f.definition.conditions.insert(.networkOnline)
+                    }
+                }
+            },
+            "RequireIdleSec": { f, e throws(ConfigDiagnostic) in
+                f.definition.conditions = f.definition.conditions.filter { if case .idle = $0 { false } else { true } }
+                let span = e.value.isEmpty ? .zero : try finiteSpan(e)
+                if span.microseconds > 0 { f.definition.conditions.insert(.idle(span)) }
+            },
+            "RequireFreeSpace": { f, e throws(ConfigDiagnostic) in
+                if e.value.isEmpty || !f.listsStarted.contains(e.key) {
+                    f.definition.conditions = f.definition.conditions.filter {
+                        if case .freeSpace = $0 { false } else { true }
+                    }
+                }
+                f.listsStarted.insert(e.key)
+                if !e.value.isEmpty { f.definition.conditions.insert(try freeSpace(e)) }
+            },
+            "RequireCPUPressure": { f, e throws(ConfigDiagnostic) in try requirePressure(.cpu, &f, e) },
+            "RequireMemoryPressure": { f, e throws(ConfigDiagnostic) in try requirePressure(.memory, &f, e) },
+            "RequireIOPressure": { f, e throws(ConfigDiagnostic) in try requirePressure(.io, &f, e) },
             "MaxDeferSec": { f, e throws(ConfigDiagnostic) in f.definition.maxDefer = try finiteSpan(e) },
             "ConditionLost": { f, e throws(ConfigDiagnostic) in
                 f.definition.conditionLost = try choice(e, "cancel or continue")
             },
+            "Sleep": { f, e throws(ConfigDiagnostic) in f.definition.sleep = try choice(e, "cancel or block") },
             "History": { f, e throws(ConfigDiagnostic) in f.definition.historySize = try integer(e, in: 0...10_000) },
             "WakeUsers": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeUsers, e, users) },
             "WakeGroups": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeGroups, e, groups) },
@@ -68,6 +97,8 @@ enum TaskFileKeys {
             "RandomizedDelaySec": { f, e throws(ConfigDiagnostic) in f.definition.randomizedDelay = try finiteSpan(e) },
             "FixedRandomDelay": { f, e throws(ConfigDiagnostic) in f.definition.fixedRandomDelay = try boolean(e) },
             "Persistent": { f, e throws(ConfigDiagnostic) in f.definition.persistent = try boolean(e) },
+            "CatchUp": { f, e throws(ConfigDiagnostic) in f.definition.catchUp = try choice(e, "none, latest or all") },
+            "CatchUpWindowSec": { f, e throws(ConfigDiagnostic) in f.definition.catchUpWindow = try finiteSpan(e) },
             "OnCalendar": { f, e throws(ConfigDiagnostic) in
                 try f.append(\.definition.onCalendar, e) { e throws(ConfigDiagnostic) in
                     do throws(CalendarError) {
@@ -171,6 +202,68 @@ enum TaskFileKeys {
         }
     }
 
+    /// `RequireCPUPressure=10%/1min`: at most this share of stalled time in the kernel's average
+    /// over 10sec, 1min or 5min (5min if not given), as systemd's `ConditionMemoryPressure=`;
+    /// empty removes it.
+    static func requirePressure(_ resource: PressureResource, _ f: inout TaskFile, _ e: UnitFileEntry)
+        throws(ConfigDiagnostic)
+    {
+        f.definition.conditions = f.definition.conditions.filter {
+            if case .pressure(resource, _, _) = $0 { false } else { true }
+        }
+        guard !e.value.isEmpty else { return }
+        let parts = e.value.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts[0].hasSuffix("%"), let permyriad = permyriad(parts[0].dropLast()), permyriad <= 10_000 else {
+            throw ConfigDiagnostic(e.location, key: e.key, "'\(parts[0])' is not a percentage from 0% to 100%")
+        }
+        var window = PressureWindow.fiveMinutes
+        if parts.count == 2 {
+            guard let w = PressureWindow(rawValue: parts[1]) else {
+                throw ConfigDiagnostic(e.location, key: e.key, "'\(parts[1])' is not 10sec, 1min or 5min")
+            }
+            window = w
+        }
+        f.definition.conditions.insert(.pressure(resource, permyriad: permyriad, window: window))
+    }
+
+    /// `12`, `12.5`, `12.25` as hundredths of a percent.
+    static func permyriad(_ text: Substring) -> Int? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = Int(parts[0]), whole >= 0, !parts[0].isEmpty else { return nil }
+        var fraction = 0
+        if parts.count == 2 {
+            guard (1...2).contains(parts[1].count), let f = Int(parts[1]), f >= 0 else { return nil }
+            fraction = parts[1].count == 1 ? f * 10 : f
+        }
+        return whole * 100 + fraction
+    }
+
+    /// `RequireFreeSpace=/var/cache 2G`: an absolute path and a size (bytes, or K, M, G, T: powers of 1024).
+    static func freeSpace(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> TaskCondition {
+        let words = e.value.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard words.count == 2, words[0].hasPrefix("/") else {
+            throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not an absolute path and a size (/var 2G)")
+        }
+        guard let bytes = size(words[1]) else {
+            throw ConfigDiagnostic(e.location, key: e.key, "'\(words[1])' is not a size (a number, with K, M, G or T)")
+        }
+        return .freeSpace(path: words[0], bytes: bytes)
+    }
+
+    /// A size as systemd writes one: a number of bytes, or with K, M, G, T (1024-based), an optional B.
+    static func size(_ text: String) -> UInt64? {
+        var digits = Substring(text)
+        if digits.hasSuffix("B") { digits = digits.dropLast() }
+        var unit: UInt64 = 1
+        if let last = digits.last, let shift = ["K": 10, "M": 20, "G": 30, "T": 40][String(last)] {
+            unit = 1 << UInt64(shift)
+            digits = digits.dropLast()
+        }
+        guard let value = UInt64(digits) else { return nil }
+        let (bytes, overflow) = value.multipliedReportingOverflow(by: unit)
+        return overflow ? nil : bytes
+    }
+
     /// The row for an entry's section and key, if the table has one.
     static func row(_ e: UnitFileEntry) -> Apply? { table[e.section]?[e.key] }
 
@@ -220,11 +313,12 @@ enum TaskFileKeys {
     }
 
     /// systemd's booleans: 1/yes/y/true/t/on and 0/no/n/false/f/off, any case.
-    static func boolean(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> Bool {
+    static func boolean(_ e: UnitFileEntry, choices: String = "a boolean (yes or no)") throws(ConfigDiagnostic) -> Bool
+    {
         switch e.value.lowercased() {
         case "1", "yes", "y", "true", "t", "on": return true
         case "0", "no", "n", "false", "f", "off": return false
-        default: throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a boolean (yes or no)")
+        default: throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not \(choices)")
         }
     }
 

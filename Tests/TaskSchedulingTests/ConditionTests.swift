@@ -19,7 +19,7 @@ struct ConditionTests {
         var s = Scheduler(
             definitions: [definition, commandTask("other")], startedAt: clock.now, random: SeededRandom(seed: 4),
             maxConcurrentRuns: slots)
-        _ = s.conditionsChanged(held: [.batteryNotLow], at: clock.now)  // on battery
+        _ = s.conditionsChanged(unheld: [.acPower], at: clock.now)  // on battery
         return (s, clock)
     }
 
@@ -37,7 +37,7 @@ struct ConditionTests {
             runID: s.tasks[TaskKey(kind: "appRefresh", identifier: "other")]!.currentRunID!, termination: .exited(0),
             at: clock.now)
         #expect(s.runs[run.id]?.phase == .queued, "still on battery")
-        let plugged = s.conditionsChanged(held: [.acPower, .batteryNotLow], at: clock.advance(seconds: 30))
+        let plugged = s.conditionsChanged(unheld: [], at: clock.advance(seconds: 30))
         #expect(plugged.trace == ["start", "started"])
         #expect(s.runs[run.id]?.waitingFor == [] && s.runs[run.id]?.waited == 30_000_000)
     }
@@ -56,16 +56,16 @@ struct ConditionTests {
         }
         #expect(ended.first?.cancelReason == .conditionTimeout && s.runs[run.id] == nil)
         #expect(s.tasks[key]?.currentRunID == nil && s.deferred.isEmpty)
-        #expect(s.conditionsChanged(held: Set(TaskCondition.allCases), at: clock.now).isEmpty, "nothing left to start")
+        #expect(s.conditionsChanged(unheld: [], at: clock.now).isEmpty, "nothing left to start")
     }
 
     @Test("ConditionLost=cancel: unplugged mid-run, the run is cancelled as at its budget; continue leaves it be")
     func lost() {
         for policy in [ConditionLostPolicy.cancel, .continue] {
             var (s, clock) = scheduler(lost: policy)
-            _ = s.conditionsChanged(held: Set(TaskCondition.allCases), at: clock.now)
+            _ = s.conditionsChanged(unheld: [], at: clock.now)
             let run = s.wake(key: key, at: clock.now).result!.run
-            let unplugged = s.conditionsChanged(held: [.batteryNotLow], at: clock.advance(seconds: 10))
+            let unplugged = s.conditionsChanged(unheld: [.acPower], at: clock.advance(seconds: 10))
             if policy == .cancel {
                 #expect(unplugged.trace == ["cancel", "cancelling"])
                 #expect(s.runs[run.id]?.cancelReason == .conditionLost)

@@ -59,7 +59,8 @@ extension [SchedulerAction] {
             case .report(.refused): return "refused"
             case .report(.retryWaits): return "retry-waits"
             case .report(.retryDropped): return "retry-dropped"
-            case .report(.deferred(let run)): return "deferred:" + run.waitingFor.map(\.rawValue).joined(separator: ",")
+            case .report(.deferred(let run)):
+                return "deferred:" + run.waitingFor.map(\.description).joined(separator: ",")
             case .report(.retryScheduled(let run, _)): return "retry:\(run.attempt + 1)"
             case .report(.progress(let run)): return "progress:\(run.progress?.completed.map(String.init) ?? "-")"
             case .persistTrigger: return "persist"

@@ -15,10 +15,14 @@ struct TaskFileKeysTests {
             "RetryBackoffSec": "2s", "RetryBackoffMaxSec": "9s", "RetryJitter": "0.5", "RetryPreventExitStatus": "7",
             "History": "3", "ProgressTimeoutSec": "1min", "RequireACPower": "yes", "RequireBatteryNotLow": "yes",
             "MaxDeferSec": "1h", "ConditionLost": "continue", "WakeUsers": "0", "WakeGroups": "0",
+            "RequireNetwork": "unmetered", "RequireIdleSec": "5min", "RequireFreeSpace": "/var 2G",
+            "RequireCPUPressure": "50%", "RequireMemoryPressure": "10%/1min", "RequireIOPressure": "12.5%/10sec",
+            "Sleep": "block",
         ],
         "Timer": [
             "OnStartupSec": "1s", "OnUnitActiveSec": "1h", "OnUnitInactiveSec": "2h", "RandomizedDelaySec": "5s",
-            "FixedRandomDelay": "yes", "Persistent": "yes", "OnCalendar": "daily",
+            "FixedRandomDelay": "yes", "Persistent": "yes", "OnCalendar": "daily", "CatchUp": "all",
+            "CatchUpWindowSec": "1d",
         ],
         "Exec": [
             "ExecStart": "/bin/echo other", "Environment": "A=1", "WorkingDirectory": "/tmp", "KillSignal": "SIGINT",
@@ -71,5 +75,52 @@ struct TaskFileKeysTests {
         #expect(task.onStartup == [.seconds(10), .seconds(20)], "the file's list replaces the code's")
         #expect(task.onUnitActive == [.seconds(60)] && task.description == "from code", "the rest is the code's")
         #expect(task.budget == code.budget, "the kind's default budget, as the code's")
+    }
+
+    @Test("the condition keys: what each value requires, and a clear error for a bad one")
+    func conditions() throws {
+        func conditions(_ lines: String) -> (Set<TaskCondition>?, [String]) {
+            let (d, diagnostics) = ConfigLoader.parseTaskText(
+                Self.plain + "[Task]\n" + lines, path: "/etc/taskd/tasks.d/t.task")
+            return (d?.conditions, diagnostics.map(\.description))
+        }
+        #expect(conditions("RequireNetwork=yes\n").0 == [.networkOnline])
+        #expect(conditions("RequireNetwork=unmetered\nRequireNetwork=online\n").0 == [.networkOnline])
+        #expect(conditions("RequireNetwork=unmetered\n").0 == [.networkOnline, .networkUnmetered])
+        #expect(conditions("RequireIdleSec=5min\nRequireIdleSec=0\n").0 == [])
+        #expect(
+            conditions("RequireFreeSpace=/var 1G\nRequireFreeSpace=/tmp 512M\n").0
+                == [.freeSpace(path: "/var", bytes: 1 << 30), .freeSpace(path: "/tmp", bytes: 512 << 20)])
+        #expect(conditions("RequireFreeSpace=/var 1G\nRequireFreeSpace=\n").0 == [])
+        #expect(
+            conditions("RequireMemoryPressure=12.5%/1min\n").0
+                == [.pressure(.memory, permyriad: 1250, window: .oneMinute)])
+        #expect(conditions("RequireIOPressure=20%\n").0 == [.pressure(.io, permyriad: 2000, window: .fiveMinutes)])
+        for (line, message) in [
+            ("RequireNetwork=wifi", "'wifi' is not a boolean, online or unmetered"),
+            ("RequireFreeSpace=var 1G", "'var 1G' is not an absolute path and a size (/var 2G)"),
+            ("RequireFreeSpace=/var lots", "'lots' is not a size (a number, with K, M, G or T)"),
+            ("RequireCPUPressure=120%", "'120%' is not a percentage from 0% to 100%"),
+            ("RequireCPUPressure=10%/2min", "'2min' is not 10sec, 1min or 5min"),
+            ("RequireIdleSec=soon", "soon"),
+        ] {
+            let diagnostics = conditions(line + "\n").1
+            #expect(
+                diagnostics.count == 1 && diagnostics[0].contains("t.task:4") && diagnostics[0].contains(message),
+                "\(line): \(diagnostics)")
+        }
+        #expect(
+            TaskCondition.pressure(.memory, permyriad: 1250, window: .oneMinute).description
+                == "memory-pressure=12.5%/1min")
+        #expect(TaskCondition.freeSpace(path: "/var", bytes: 3 << 30).description == "free-space=/var:3G")
+    }
+
+    @Test("CatchUp= and Sleep= take their words; anything else names the choices")
+    func catchUpAndSleep() {
+        let (d, _) = ConfigLoader.parseTaskText(
+            Self.plain + "[Timer]\nCatchUp=none\nCatchUpWindowSec=6h\n[Task]\nSleep=block\n", path: "/t.task")
+        #expect(d?.catchUp == CatchUpPolicy.none && d?.catchUpWindow == .seconds(6 * 3600) && d?.sleep == .block)
+        let (_, bad) = ConfigLoader.parseTaskText(Self.plain + "[Timer]\nCatchUp=some\n", path: "/t.task")
+        #expect(bad.map(\.description).joined().contains("'some' is not none, latest or all"))
     }
 }

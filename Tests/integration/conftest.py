@@ -126,7 +126,9 @@ class Daemon:
         self.state = tmp / "state"
         self.socket = str(tmp / "taskd.sock")
         self.stderr_path = tmp / "taskd.stderr"
-        self.env = dict(os.environ, **(env or {}))
+        # No test's taskd talks to the host's system bus (its logind, its network manager): a test
+        # that needs one gives its own private bus.
+        self.env = {**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/taskd-test-bus", **(env or {})}
         self.env.pop("NOTIFY_SOCKET", None)
         self.argv = list(wrapper) + [str(binary), "--config", str(self.config), "--state-dir", str(self.state),
                                      "--socket", self.socket]

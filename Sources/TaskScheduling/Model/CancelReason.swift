@@ -18,4 +18,6 @@ public enum CancelReason: String, Hashable, Sendable, CaseIterable {
     case conditionTimeout = "condition-timeout"
     /// A condition of its task stopped holding while it ran (`ConditionLost=cancel`).
     case conditionLost = "condition-lost"
+    /// The system is about to sleep (logind's `PrepareForSleep`; `Sleep=cancel`).
+    case sleep
 }

@@ -1,18 +1,77 @@
-/// Something the machine must be for a task's run to start (`RequireACPower=`,
-/// `RequireBatteryNotLow=`, Swift `requires:`): a run triggered while one does not hold waits.
-public enum TaskCondition: String, Hashable, Sendable, CaseIterable, Comparable {
+/// Something the machine must be for a task's run to start (the `Require…=` keys, Swift
+/// `requires:`): a run triggered while one does not hold waits for it.
+public enum TaskCondition: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// On AC power (or no power supply reports otherwise: a desktop, a server, a VM).
-    case acPower = "ac-power"
+    case acPower
     /// No battery, or every battery above 15 % or charging.
-    case batteryNotLow = "battery-not-low"
+    case batteryNotLow
+    /// The network is online: NetworkManager's connectivity is full, or systemd-networkd's
+    /// online state is `online`.
+    case networkOnline
+    /// The network in use is not metered (NetworkManager's `Metered`; networkd has no notion, so
+    /// under it the network never counts as metered).
+    case networkUnmetered
+    /// The system has been idle (logind's `IdleHint`) for at least this long.
+    case idle(TimeSpan)
+    /// At least `bytes` are free to unprivileged users in the file system that holds `path`.
+    case freeSpace(path: String, bytes: UInt64)
+    /// The kernel's pressure stall average for `resource` is at most `permyriad` / 100 %.
+    case pressure(PressureResource, permyriad: Int, window: PressureWindow)
+
+    /// The condition as one word, journaled in `TASK_WAITING_FOR` and `TASKD_CONDITIONS`:
+    /// `ac-power`, `idle=5min`, `free-space=/var:1G`, `memory-pressure=10%/1min`.
+    public var description: String {
+        switch self {
+        case .acPower: return "ac-power"
+        case .batteryNotLow: return "battery-not-low"
+        case .networkOnline: return "network-online"
+        case .networkUnmetered: return "network-unmetered"
+        case .idle(let span): return "idle=\(span)"
+        case .freeSpace(let path, let bytes): return "free-space=\(path):\(Self.size(bytes))"
+        case .pressure(let resource, let permyriad, let window):
+            return "\(resource.rawValue)-pressure=\(Self.percent(permyriad))/\(window.rawValue)"
+        }
+    }
 
     /// How `taskctl status` says what a run waits for: `on AC power`.
     public var waitingText: String {
         switch self {
         case .acPower: return "on AC power"
         case .batteryNotLow: return "battery not low"
+        case .networkOnline: return "network online"
+        case .networkUnmetered: return "network not metered"
+        case .idle(let span): return "idle for \(span)"
+        case .freeSpace(let path, let bytes): return "\(Self.size(bytes)) free in \(path)"
+        case .pressure(let resource, let permyriad, let window):
+            return "\(resource.rawValue) pressure at most \(Self.percent(permyriad)) (\(window.rawValue) average)"
         }
     }
 
-    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+    /// Whether the condition can only be known by looking (free space, pressure): no event says
+    /// when it changes, so the daemon samples it while a run needs it.
+    public var isSampled: Bool {
+        switch self {
+        case .freeSpace, .pressure: return true
+        default: return false
+        }
+    }
+
+    public static func < (a: Self, b: Self) -> Bool { a.description < b.description }
+
+    /// `1G`, `512M`, `100K` or a number of bytes: the largest unit that divides exactly.
+    static func size(_ bytes: UInt64) -> String {
+        for (suffix, unit) in [("T", UInt64(1) << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)]
+        where bytes >= unit && bytes % unit == 0 {
+            return "\(bytes / unit)\(suffix)"
+        }
+        return "\(bytes)"
+    }
+
+    /// `10%`, `12.5%`.
+    static func percent(_ permyriad: Int) -> String {
+        let fraction = permyriad % 100
+        guard fraction != 0 else { return "\(permyriad / 100)%" }
+        let digits = fraction % 10 == 0 ? "\(fraction / 10)" : (fraction < 10 ? "0\(fraction)" : "\(fraction)")
+        return "\(permyriad / 100).\(digits)%"
+    }
 }

@@ -47,11 +47,27 @@ public struct TaskDefinition: Hashable, Sendable {
         get { options.fixedRandomDelay }
         set { options.fixedRandomDelay = newValue }
     }
-    /// `Persistent=`: the last trigger is kept across restarts, and a calendar elapse missed while
-    /// the daemon was down fires once at start (trigger `catchup`), after the random delay.
+    /// `Persistent=`: the last trigger is kept across restarts; elapses missed while the daemon
+    /// was down are caught up at start (`catchUp`), and `OnUnitActiveSec=`/`OnUnitInactiveSec=`
+    /// count wall-clock time, across restarts and sleep.
     public var persistent: Bool {
         get { options.persistent }
         set { options.persistent = newValue }
+    }
+    /// `CatchUp=`: what missed elapses (downtime with `Persistent=`, or sleep) make.
+    public var catchUp: CatchUpPolicy {
+        get { options.catchUp }
+        set { options.catchUp = newValue }
+    }
+    /// `CatchUpWindowSec=`: only elapses missed within this span before now are caught up (0: all).
+    public var catchUpWindow: TimeSpan {
+        get { options.catchUpWindow }
+        set { options.catchUpWindow = newValue }
+    }
+    /// `Sleep=`: whether a run is cancelled before the system sleeps, or holds sleep back.
+    public var sleep: SleepPolicy {
+        get { options.sleep }
+        set { options.sleep = newValue }
     }
     /// `Overlap=`: what a trigger does when it finds a run in progress.
     public var overlap: OverlapPolicy {

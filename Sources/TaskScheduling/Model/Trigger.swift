@@ -8,6 +8,8 @@ public enum Trigger: String, Hashable, Sendable, CaseIterable {
     case wake
     /// A retry after a failed attempt.
     case retry
-    /// A missed calendar elapse caught up after downtime.
+    /// A timer elapse missed while taskd was down or the system slept, caught up (`CatchUp=`).
     case catchup
+    /// A run cut short by system sleep, started again after the system resumed.
+    case resume
 }

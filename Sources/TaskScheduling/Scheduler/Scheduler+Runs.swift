@@ -104,12 +104,12 @@ extension Scheduler {
     ) -> Run {
         var run = run
         if !allConditionsHold, let d = definition ?? tasks[run.key]?.definition,
-            !d.conditions.isSubset(of: heldConditions)
+            !d.conditions.isDisjoint(with: unheldConditions)
         {
             waitForConditions(&run, definition: d, at: now, actions: &actions)
             return run
         }
-        if ready.isEmpty && activeCount < maxConcurrentRuns {
+        if ready.isEmpty && activeCount < maxConcurrentRuns && !isSleeping {
             if let d = definition ?? tasks[run.key]?.definition {
                 markStarted(&run, definition: d, at: now, actions: &actions)
             }
@@ -134,7 +134,7 @@ extension Scheduler {
     private mutating func waitForConditions(
         _ run: inout Run, definition d: TaskDefinition, at now: ClockReading, actions: inout [SchedulerAction]
     ) {
-        run.waitingFor = d.conditions.subtracting(heldConditions).sorted()
+        run.waitingFor = d.conditions.intersection(unheldConditions).sorted()
         runs[run.id] = run
         if !deferred.contains(run.id) {
             deferred.append(run.id)
@@ -148,7 +148,8 @@ extension Scheduler {
     mutating func pump(at now: ClockReading) -> [SchedulerAction] {
         var actions: [SchedulerAction] = []
         for id in deferred {
-            guard let d = runs[id].flatMap({ tasks[$0.key]?.definition }), d.conditions.isSubset(of: heldConditions)
+            guard let d = runs[id].flatMap({ tasks[$0.key]?.definition }),
+                d.conditions.isDisjoint(with: unheldConditions)
             else { continue }
             deferred.removeAll { $0 == id }
             deferUntil[id] = nil
@@ -156,10 +157,10 @@ extension Scheduler {
             makeReady(id)
         }
         var free = maxConcurrentRuns - activeCount  // counted once: each start takes one slot
-        while !isStopping, !ready.isEmpty, free > 0 {
+        while !isStopping, !isSleeping, !ready.isEmpty, free > 0 {
             let id = ready.removeFirst()
             if !allConditionsHold, var run = runs[id], let d = tasks[run.key]?.definition,
-                !d.conditions.isSubset(of: heldConditions)
+                !d.conditions.isDisjoint(with: unheldConditions)
             {
                 waitForConditions(&run, definition: d, at: now, actions: &actions)
                 continue
@@ -295,6 +296,11 @@ extension Scheduler {
                     records: run.records, failedRunID: run.id)
                 actions.append(.report(.retryScheduled(run, delay: delay)))
             }
+        } else if run.cancelReason == .sleep && !(termination?.isSuccess ?? false) {
+            // Cut short by sleep: it runs again after the resume, answering the same wakes.
+            cutBySleep[run.key] = TriggerRequest(
+                trigger: .resume, attempt: run.attempt, wakeID: run.wakeID, payload: run.payload, records: run.records,
+                previousAttempt: run.id, scheduled: run.scheduledRealtime == 0 ? nil : run.scheduledRealtime)
         } else if !run.records.isEmpty && (run.cancelReason != .shutdown || (termination?.isSuccess ?? false)) {
             actions.append(.settle(run.records))
         }

@@ -15,14 +15,18 @@ public struct Scheduler: Sendable {
     public internal(set) var deferred: [String] = []
     /// When a deferred run gives up (`MaxDeferSec=`), by run id.
     var deferUntil: [String: UInt64] = [:]
-    /// The conditions that hold now (`conditionsChanged`); all of them until told otherwise.
-    public internal(set) var heldConditions = Set(TaskCondition.allCases)
+    /// The conditions that do not hold now (`conditionsChanged`); none until told otherwise.
+    public internal(set) var unheldConditions: Set<TaskCondition> = []
     /// True while every condition holds: no run needs its task's conditions looked at.
-    var allConditionsHold: Bool { heldConditions.count == TaskCondition.allCases.count }
+    var allConditionsHold: Bool { unheldConditions.isEmpty }
     /// `[Daemon] MaxConcurrentRuns=`: how many handlers may run at once.
     public internal(set) var maxConcurrentRuns: Int
     /// True once `shutdown` was called: no new runs start.
     public internal(set) var isStopping = false
+    /// True from `prepareForSleep` to `resumed`: no new runs start.
+    public internal(set) var isSleeping = false
+    /// Runs cut short by sleep, by task: each runs again at `resumed` (trigger `resume`).
+    var cutBySleep: [TaskKey: TriggerRequest] = [:]
     var random: any RandomNumberGenerator & Sendable
     /// When the scheduler started, on both clocks.
     public let startedAt: ClockReading
@@ -112,13 +116,13 @@ public struct Scheduler: Sendable {
     /// The conditions that hold changed: runs waiting for them start (slots allowing), and a run in
     /// progress whose task needs one that no longer holds is cancelled (`ConditionLost=cancel`,
     /// reason `condition-lost`), as at its budget: its hard stop one `CancelGraceSec=` later.
-    public mutating func conditionsChanged(held: Set<TaskCondition>, at now: ClockReading) -> [SchedulerAction] {
-        guard held != heldConditions else { return [] }
-        heldConditions = held
+    public mutating func conditionsChanged(unheld: Set<TaskCondition>, at now: ClockReading) -> [SchedulerAction] {
+        guard unheld != unheldConditions else { return [] }
+        unheldConditions = unheld
         var actions: [SchedulerAction] = []
         for id in runs.keys.sorted() {
             guard var run = runs[id], case .running = run.phase,
-                let d = tasks[run.key]?.definition, d.conditionLost == .cancel, !d.conditions.isSubset(of: held)
+                let d = tasks[run.key]?.definition, d.conditionLost == .cancel, !d.conditions.isDisjoint(with: unheld)
             else { continue }
             run.phase = .cancelling(.conditionLost)
             run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
@@ -264,11 +268,15 @@ public struct Scheduler: Sendable {
             // Every timer due now makes one trigger: `startup` if an OnStartupSec= is among them.
             let isStartup = state.pendingStartup.first.map { $0 <= now.monotonic } ?? false
             let calendarFired = state.calendarDueMonotonic.map { $0 <= now.monotonic } ?? false
-            let isCatchUp = state.catchUpPending && calendarFired
             firedTimers.append(
                 FiredTimer(
                     key: key, calendarAfter: calendarFired ? max(now.realtime, state.calendarDueRealtime ?? 0) : nil))
-            let kind: Trigger = isStartup ? .startup : (isCatchUp ? .catchup : .timer)
+            // Missed elapses (downtime, sleep): one `catchup` trigger each, with its own time.
+            for missed in state.catchUp {
+                _ = trigger(key, TriggerRequest(trigger: .catchup, scheduled: missed), at: now, actions: &actions)
+            }
+            guard state.catchUp.isEmpty else { continue }
+            let kind: Trigger = isStartup ? .startup : .timer
             // The nominal elapse: a calendar's wall-clock time, else the timer's, before the random delay.
             let scheduled =
                 calendarFired ? state.calendarDueRealtime : state.nextTimer.map { now.realtime(at: $0) }
@@ -327,7 +335,8 @@ public struct Scheduler: Sendable {
 
     /// The wall clock jumped or the time zone changed: every calendar timer is computed again from
     /// its last trigger (or the start), as systemd does, so that a backward jump does not fire an
-    /// elapse twice and a forward jump fires what it skipped once. Monotonic timers are untouched.
+    /// elapse twice, and what a forward jump skipped is caught up as `CatchUp=` says (once, by
+    /// default). Monotonic timers are untouched.
     /// Returns the names of the calendar tasks it re-armed.
     public mutating func clockChanged(at now: ClockReading) -> [String] {
         var moved: [String] = []
@@ -337,7 +346,7 @@ public struct Scheduler: Sendable {
         for key in tasks.keys.sorted() where !(tasks[key]!.definition.onCalendar.isEmpty) {
             let base = tasks[key]!.lastTrigger?.realtime ?? startedAt.realtime
             tasks[key]!.calendarMemo = []  // the zone may have changed: search every entry again
-            tasks[key]!.rearmCalendar(after: base, now: now)
+            tasks[key]!.catchUpCalendar(after: base, now: now)
             moved.append(key.identifier)
         }
         return moved

@@ -24,9 +24,11 @@ public struct TaskActivity: Hashable, Sendable {
     /// the monotonic instant that maps to; cleared once it fires.
     public var requestedRealtime: UInt64?
     public var requestedMonotonic: UInt64?
-    /// True while the pending calendar elapse is one missed during downtime (`Persistent=`);
-    /// declared after `lastTrigger`, it sits in that optional's padding.
-    public var catchUpPending = false
+    /// Timer elapses missed during downtime or sleep (CLOCK_REALTIME µs, oldest first): the next
+    /// firing makes one `catchup` run for each (`CatchUp=`).
+    public var catchUp: [UInt64] = []
+    /// An interval timer's elapse carried over a restart or a sleep (`Persistent=`), on CLOCK_MONOTONIC.
+    public var resumeAt: UInt64?
     /// Per `OnCalendar=` entry, its last search (empty until the first, and for a single entry, whose
     /// search after a firing never falls in its last answer's range: no array for most tasks).
     var calendarMemo: [CalendarMemo] = []

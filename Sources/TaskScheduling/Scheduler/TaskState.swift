@@ -75,9 +75,13 @@ public struct TaskState: Hashable, Sendable {
         get { activityBox?.value.requestedMonotonic }
         set { activity.requestedMonotonic = newValue }
     }
-    public var catchUpPending: Bool {
-        get { activityBox?.value.catchUpPending ?? false }
-        set { activity.catchUpPending = newValue }
+    public var catchUp: [UInt64] {
+        get { activityBox?.value.catchUp ?? [] }
+        set { activity.catchUp = newValue }
+    }
+    public var resumeAt: UInt64? {
+        get { activityBox?.value.resumeAt }
+        set { activity.resumeAt = newValue }
     }
     var calendarMemo: [CalendarMemo] {
         get { activityBox?.value.calendarMemo ?? [] }
@@ -93,9 +97,10 @@ public struct TaskState: Hashable, Sendable {
         if let persistedRequest { request(atRealtime: persistedRequest, now: daemonStart) }
         self.pendingStartup = definition.onStartup.map { daemonStart.monotonic &+ $0.microseconds }.sorted()
         if definition.persistent, let last = persistedTrigger, last < daemonStart.realtime {
+            // Monotonic 0: a trigger of an earlier boot, which the interval timers do not count from.
             lastTrigger = ClockReading(monotonic: 0, realtime: last)
-            rearmCalendar(after: last, now: daemonStart)
-            catchUpPending = (calendarDueRealtime ?? .max) <= daemonStart.realtime
+            catchUpCalendar(after: last, now: daemonStart)
+            catchUpIntervals(after: last, now: daemonStart)
         } else {
             rearmCalendar(after: daemonStart.realtime, now: daemonStart)
         }
@@ -108,7 +113,7 @@ public struct TaskState: Hashable, Sendable {
         state.definition = new
         state.pendingStartup = new.onStartup.map { daemonStart.monotonic &+ $0.microseconds }.sorted()
             .filter { $0 >= now.monotonic }
-        state.catchUpPending = false
+        state.catchUp = []
         state.randomDelay = 0
         state.calendarMemo = []
         state.rearmCalendar(after: now.realtime, now: now)
@@ -130,9 +135,86 @@ public struct TaskState: Hashable, Sendable {
             requestedRealtime = nil
             requestedMonotonic = nil
         }
-        catchUpPending = false
+        catchUp = []
+        if let resume = resumeAt, resume <= now.monotonic { resumeAt = nil }
         if let after = fired.calendarAfter { rearmCalendar(after: after, now: now) }
         lastActivation = now.monotonic
+    }
+
+    /// Arms the calendar after `base` (the last trigger); elapses from then up to now were missed
+    /// (downtime, sleep, a clock jump) and are caught up as `CatchUp=` says: the calendar stays due
+    /// now with the elapses to run in `catchUp`, or, with none to run, is armed after now.
+    mutating func catchUpCalendar(after base: UInt64, now: ClockReading) {
+        rearmCalendar(after: base, now: now)
+        guard let due = calendarDueRealtime, due <= now.realtime else { return }
+        let missed = missedCalendarElapses(after: max(base, windowStart(now)), upTo: now.realtime)
+        catchUp = missed
+        if missed.isEmpty { rearmCalendar(after: now.realtime, now: now) }
+    }
+
+    /// With `Persistent=`, the interval timers count wall-clock time from the last trigger
+    /// (`base`), across a restart or a sleep: the next elapse is carried over, and elapses missed
+    /// are caught up as `CatchUp=` says.
+    mutating func catchUpIntervals(after base: UInt64, now: ClockReading) {
+        guard let span = (definition.onUnitActive + definition.onUnitInactive).min()?.microseconds, span > 0 else {
+            return
+        }
+        lastActivation = nil
+        lastDeactivation = nil
+        lastTrigger = ClockReading(monotonic: 0, realtime: base)
+        guard base &+ span <= now.realtime else {
+            resumeAt = now.monotonic &+ (base &+ span - now.realtime)
+            return
+        }
+        let latest = base &+ (now.realtime - base) / span * span
+        var missed: [UInt64] = []
+        var elapse = latest
+        while elapse > base, elapse >= windowStart(now), missed.count < limit {
+            missed.append(elapse)
+            elapse &-= span
+        }
+        catchUp = missed.reversed()
+        resumeAt = missed.isEmpty ? now.monotonic &+ (latest &+ span - now.realtime) : now.monotonic
+    }
+
+    /// How many missed elapses `CatchUp=` runs: one for `latest`, `CatchUpPolicy.limit` for `all`.
+    private var limit: Int {
+        switch definition.catchUp {
+        case .none: return 0
+        case .latest: return 1
+        case .all: return CatchUpPolicy.limit
+        }
+    }
+
+    /// The oldest missed elapse `CatchUpWindowSec=` lets run (0 without a window).
+    private func windowStart(_ now: ClockReading) -> UInt64 {
+        let window = definition.catchUpWindow.microseconds
+        return window > 0 && now.realtime > window ? now.realtime - window : 0
+    }
+
+    /// The latest `limit` calendar elapses in (`lower`, `upper`], oldest first. It looks back
+    /// over a span that grows fourfold until it holds enough of them, so a calendar that elapsed
+    /// a million times while the machine was off costs a few searches, not a million.
+    private func missedCalendarElapses(after lower: UInt64, upTo upper: UInt64) -> [UInt64] {
+        guard limit > 0, lower < upper else { return [] }
+        var back: UInt64 = 60_000_000
+        while true {
+            let from = upper - lower > back ? upper - back : lower
+            var found: [UInt64] = []
+            var elapse = nextCalendarElapse(after: from)
+            while let e = elapse, e <= upper {
+                found.append(e)
+                if found.count > limit { found.removeFirst() }
+                elapse = nextCalendarElapse(after: e)
+            }
+            if found.count >= limit || from == lower { return found }
+            back = back > UInt64.max / 4 ? .max : back * 4
+        }
+    }
+
+    /// The first elapse of any `OnCalendar=` entry strictly after `realtime` (no memo).
+    private func nextCalendarElapse(after realtime: UInt64) -> UInt64? {
+        definition.onCalendar.compactMap { $0.nextElapse(after: realtime) }.min()
     }
 
     /// Computes the next calendar elapse strictly after `realtime`, mapped to monotonic time by `now`.
@@ -186,7 +268,10 @@ public struct TaskState: Hashable, Sendable {
     /// The earliest timer, before the random delay.
     var nextTimer: UInt64? {
         var next = pendingStartup.first
-        if let span = definition.onUnitInactive.min(), let trigger = lastTrigger?.monotonic {
+        if let resume = resumeAt { next = min(next ?? resume, resume) }
+        if let span = definition.onUnitInactive.min(), let trigger = lastTrigger?.monotonic,
+            trigger != 0 || lastDeactivation != nil
+        {
             let due = max(lastDeactivation ?? trigger, trigger) &+ span.microseconds
             next = min(next ?? due, due)
         }

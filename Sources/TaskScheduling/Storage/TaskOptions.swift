@@ -10,6 +10,9 @@ struct TaskOptions: Hashable, Sendable {
     var randomizedDelay: TimeSpan = .zero
     var fixedRandomDelay = false
     var persistent = false
+    var catchUp = CatchUpPolicy.latest
+    var catchUpWindow = TimeSpan.zero
+    var sleep = SleepPolicy.cancel
     var overlap = OverlapPolicy.coalesce
     var queueLimit = 8
     var retry = RetryPolicy()

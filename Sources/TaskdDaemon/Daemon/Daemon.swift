@@ -35,10 +35,20 @@ actor Daemon {
     private var watches: [Int: RunWatch] = [:]
     /// Watchers' notices of signals sent to commands, held until the run ends (see `HeldNotices`).
     private var heldNotices = HeldNotices()
-    /// The power supplies, watched once a task needs a condition.
-    private var power: PowerSupplyMonitor?
-    /// Whether a task of the first configuration needs one.
-    private let needsConditions: Bool
+    /// The machine: power supplies, the system bus, free space and pressure (see `MachineWatch`).
+    private var machine: MachineWatch!
+    /// Every condition some task requires, and those of them that did not hold when last looked at.
+    private var conditionsInUse: Set<TaskCondition> = []
+    private var unheld: Set<TaskCondition> = []
+    /// Whether some task requires free space or pressure (read every few seconds while a run needs it).
+    private var samplesConditions = false
+    /// `WatchSleep=`: hold logind's delay inhibitor and cancel runs before the system sleeps.
+    private let watchSleep: Bool
+    /// Whether some task has `Sleep=block`, and whether its block inhibitor is asked for now.
+    private var anyBlocksSleep = false
+    private var blockingSleep = false
+    /// The first configuration's tasks, watched for at `start`.
+    private var initialTasks: [TaskDefinition]
     private var nextWatchID = 0
     private var timer: Task<Void, Never>?
     /// The timerfd behind `armTimer` (made on first use); `timer` sleeps only if it cannot exist.
@@ -64,7 +74,8 @@ actor Daemon {
             machineID: Self.machineID(), persistedTriggers: records.compactMapValues(\.lastTriggerUSec),
             persistedRequests: records.compactMapValues(\.requestedUSec),
             maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon))
-        needsConditions = config.tasks.contains { !$0.conditions.isEmpty }
+        initialTasks = config.tasks
+        watchSleep = config.daemon.watchSleep ?? true
         self.handlers = handlers
         self.journal = journal
         self.notifier = notifier
@@ -90,7 +101,10 @@ actor Daemon {
     /// fires what is due at start-up (`OnStartupSec=0`) and arms the timer.
     func start(recovering wakes: [WakeRecord]) {
         // The conditions first: a replayed wake of a task that needs AC power waits for it.
-        if needsConditions { watchConditions() }
+        machine = MachineWatch { [weak self] event in self?.onLoop { $0.machineChanged(event) } }
+        if watchSleep && machine.openBus() { machine.bus?.takeDelayInhibitor() }
+        watchConditions(of: initialTasks)
+        initialTasks = []
         var actions: [SchedulerAction] = []
         var dropped: [String] = []
         for wake in wakes {
@@ -304,7 +318,7 @@ actor Daemon {
             journal.daemon(.configError, 4, "\(d.key): no Swift handler is registered; its runs will fail")
         }
         access = config.daemon.access
-        if config.tasks.contains(where: { !$0.conditions.isEmpty }) { watchConditions() }
+        watchConditions(of: config.tasks)
         let (diff, actions) = scheduler.reload(
             config.tasks, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon), at: SystemClock.now())
         if !diff.added.isEmpty {
@@ -371,30 +385,96 @@ actor Daemon {
                 at: SystemClock.now()))
     }
 
-    /// Watches the power supplies once a task needs a condition (`RequireACPower=`, …), and gives
-    /// the scheduler what holds now. Until then, and without any, every condition holds.
-    private func watchConditions() {
-        guard power == nil else { return }
-        let monitor = PowerSupplyMonitor { [weak self] state in self?.onLoop { $0.conditionsChanged(state) } }
-        power = monitor
+    /// Watches what the tasks' conditions need (the power supplies, the system bus), and gives the
+    /// scheduler what does not hold now. Without any, every condition holds.
+    private func watchConditions(of tasks: [TaskDefinition]) {
+        conditionsInUse = tasks.reduce(into: []) { $0.formUnion($1.conditions) }
+        samplesConditions = conditionsInUse.contains { $0.isSampled }
+        anyBlocksSleep = tasks.contains { $0.sleep == .block }
+        if conditionsInUse.contains(where: { $0 == .acPower || $0 == .batteryNotLow }) { machine.watchPower() }
+        if conditionsInUse.contains(where: {
+            if case .acPower = $0 { false } else { $0 != .batteryNotLow && !$0.isSampled }
+        }) {
+            machine.openBus()
+        }
+        guard !conditionsInUse.isEmpty else { return }
+        unheld = machine.unheld(conditionsInUse)
+        var where_ = ""
+        if let power = machine.power {
+            where_ =
+                " (power supplies in \(power.folder)" + (power.isWatching ? ")" : "; no events from them, read once)")
+        }
         journal.daemon(
-            .conditionsChanged, 6,
-            "conditions: \(Self.describe(monitor.state)) (power supplies in \(monitor.folder)"
-                + (monitor.isWatching ? ")" : "; no events from them, read once)"),
-            [("TASKD_CONDITIONS", monitor.state.held.sorted().map(\.rawValue).joined(separator: " "))])
-        perform(scheduler.conditionsChanged(held: monitor.state.held, at: SystemClock.now()))
+            .conditionsChanged, 6, "conditions: \(machine.summary)\(where_)" + Self.unmet(unheld), conditionFields)
+        perform(scheduler.conditionsChanged(unheld: unheld, at: SystemClock.now()))
     }
 
-    /// The power state changed: runs waiting for it start, runs that lost it are cancelled.
-    func conditionsChanged(_ state: PowerState) {
-        journal.daemon(
-            .conditionsChanged, 6, "conditions: \(Self.describe(state))",
-            [("TASKD_CONDITIONS", state.held.sorted().map(\.rawValue).joined(separator: " "))])
-        perform(scheduler.conditionsChanged(held: state.held, at: SystemClock.now()))
+    /// The machine changed: conditions may hold or not now, or the system sleeps or woke up.
+    func machineChanged(_ event: MachineWatch.Event) {
+        switch event {
+        case .conditions:
+            guard !conditionsInUse.isEmpty else { return }
+            let now = machine.unheld(conditionsInUse)
+            guard now != unheld else { return }
+            unheld = now
+            journal.daemon(
+                .conditionsChanged, 6, "conditions: \(machine.summary)" + Self.unmet(unheld), conditionFields)
+            perform(scheduler.conditionsChanged(unheld: unheld, at: SystemClock.now()))
+        case .prepareForSleep:
+            guard watchSleep else { return }
+            let maxDelay = machine.bus?.state.inhibitDelayMax ?? 5_000_000
+            let actions = scheduler.prepareForSleep(maxDelay: maxDelay, at: SystemClock.now())
+            let cancelled = actions.filter { if case .cancel = $0 { true } else { false } }.count
+            journal.daemon(
+                .systemSleeps, 5,
+                "the system is about to sleep: cancelling \(cancelled) run(s) within \(TimeSpan(microseconds: maxDelay))",
+                [("TASKD_SLEEP_CANCELLED_RUNS", String(cancelled))])
+            perform(actions)
+        case .resumed:
+            guard scheduler.isSleeping else { return }
+            let cut = scheduler.cutBySleepCount
+            journal.daemon(
+                .systemResumed, 5,
+                "the system resumed: catching up timers"
+                    + (cut == 0 ? "" : "; running again \(cut) run(s) sleep cut short"))
+            machine.bus?.takeDelayInhibitor()
+            perform(scheduler.resumed(at: SystemClock.now()))
+            afterChange(rearm: true)
+        }
     }
 
-    private static func describe(_ state: PowerState) -> String {
-        (state.onACPower ? "on AC power" : "on battery") + (state.batteryNotLow ? "" : ", battery low")
+    private var conditionFields: [(key: String, value: String)] {
+        [
+            (
+                "TASKD_CONDITIONS",
+                conditionsInUse.subtracting(unheld).sorted().map(\.description).joined(separator: " ")
+            ),
+            ("TASKD_CONDITIONS_UNMET", unheld.sorted().map(\.description).joined(separator: " ")),
+        ]
+    }
+
+    private static func unmet(_ unheld: Set<TaskCondition>) -> String {
+        unheld.isEmpty ? "" : "; not met: " + unheld.sorted().map(\.waitingText).joined(separator: ", ")
+    }
+
+    /// After actions: the sleep inhibitors follow the runs (the delay one goes once every run sleep
+    /// waits for has ended; a block one is held while a `Sleep=block` run is active), and free
+    /// space and pressure are sampled while a run needs them.
+    private func followMachine() {
+        if scheduler.isSleeping, machine.bus?.state.holdsDelayInhibitor == true, scheduler.runsDelayingSleep == 0 {
+            machine.bus?.releaseDelayInhibitor()
+            journal.daemon(.systemSleeps, 6, "every run is stopped: the system may sleep")
+        }
+        if anyBlocksSleep, scheduler.runsBlockSleep != blockingSleep {
+            blockingSleep.toggle()
+            machine.bus?.blockSleep(blockingSleep, why: "a taskd run with Sleep=block is in progress")
+        }
+        if samplesConditions {
+            machine.sample(
+                scheduler.runs.values.contains { run in
+                    scheduler.tasks[run.key]?.definition.conditions.contains { $0.isSampled } ?? false
+                })
+        }
     }
 
     /// A handler asked for its task's next run `delay` from now (`TaskContext.scheduleNext(after:)`).
@@ -506,6 +586,7 @@ actor Daemon {
             }
         }
         saveDirty()
+        if machine != nil { followMachine() }
         afterChange()
     }
 
@@ -637,7 +718,6 @@ actor Daemon {
     }
 
     private func notifyWatches(_ event: SchedulerEvent) {
-        let run = event.run
         for id in watches.keys {
             guard let info = watches[id]!.take(event) else { continue }
             watches[id]!.notify(info)

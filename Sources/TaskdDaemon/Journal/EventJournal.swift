@@ -78,7 +78,7 @@ package struct EventJournal: Sendable {
             let waiting = run.waitingFor.map(\.waitingText).joined(separator: ", ")
             entry = Self.entry(.runQueued, 6, "\(name): run \(short) waits: \(waiting)")
             entry.set("TASK_QUEUE", "conditions")
-            entry.set("TASK_WAITING_FOR", run.waitingFor.map(\.rawValue).joined(separator: " "))
+            entry.set("TASK_WAITING_FOR", run.waitingFor.map(\.description).joined(separator: " "))
         case .progress:
             let parts = [run.progress?.countText, run.progress?.status].compactMap { $0 }
             entry = Self.entry(.runProgress, 6, "\(name): run \(short) progress: \(parts.joined(separator: ", "))")

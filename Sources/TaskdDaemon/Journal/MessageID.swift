@@ -26,4 +26,6 @@ public enum MessageID: String, CaseIterable, Sendable {
     case runProgress = "cb093f3c921649099142cad99993a6ba"
     case conditionsChanged = "ac346335927143759780cd30e9bcc7af"
     case runRequested = "81196e10e9334200ab13389f8581dc84"
+    case systemSleeps = "510bad1e3ba244c1b7c37bb96e02db20"
+    case systemResumed = "2529a30a642f41eaaad1ad649f091839"
 }

@@ -1,7 +1,6 @@
 @preconcurrency import Dispatch
 import Synchronization
 import TaskdIO
-import TaskdSystem
 
 /// Hands entries to another backend on a serial Dispatch queue, so that a slow journald never
 /// blocks the scheduler or the cooperative thread pool. Order is kept. Entries wait in one batch;

@@ -1,0 +1,58 @@
+/// System sleep: runs are cancelled before the system sleeps and run again after it resumes;
+/// timers catch up what the sleep made them miss.
+extension Scheduler {
+    /// The system is about to sleep (logind's `PrepareForSleep`): no run starts until `resumed`,
+    /// and every running run whose task has `Sleep=cancel` is cancelled (reason `sleep`), its hard
+    /// stop due within nine tenths of `maxDelay` (logind's `InhibitDelayMaxSec=`) so that it ends
+    /// before logind stops waiting.
+    public mutating func prepareForSleep(maxDelay: UInt64, at now: ClockReading) -> [SchedulerAction] {
+        isSleeping = true
+        var actions: [SchedulerAction] = []
+        for id in runs.keys.sorted() {
+            guard var run = runs[id], case .running = run.phase, tasks[run.key]?.definition.sleep != .block else {
+                continue
+            }
+            run.phase = .cancelling(.sleep)
+            run.killAt = min(run.killAt, now.monotonic &+ min(run.cancelGrace.microseconds, maxDelay / 10 * 9))
+            runs[id] = run
+            actions.append(.cancel(run))
+            actions.append(.report(.cancelling(run)))
+        }
+        return actions
+    }
+
+    /// Runs whose handler still runs and that the system's sleep waits for: every active run but
+    /// those of `Sleep=block` tasks. At zero the sleep delay inhibitor may be released.
+    public var runsDelayingSleep: Int {
+        runs.values.reduce(0) { count, run in
+            count + (run.isActive && tasks[run.key]?.definition.sleep != .block ? 1 : 0)
+        }
+    }
+
+    /// How many runs sleep cut short wait to run again at `resumed`.
+    public var cutBySleepCount: Int { cutBySleep.count }
+
+    /// Whether a run of a `Sleep=block` task is active: taskd then holds a sleep block inhibitor.
+    public var runsBlockSleep: Bool {
+        runs.values.contains { $0.isActive && tasks[$0.key]?.definition.sleep == .block }
+    }
+
+    /// The system woke up (or its sleep failed): calendars catch up what they missed as
+    /// `CatchUp=` says, `Persistent=` interval timers count the time asleep, the runs sleep cut
+    /// short run again (trigger `resume`), and waiting runs start.
+    public mutating func resumed(at now: ClockReading) -> [SchedulerAction] {
+        isSleeping = false
+        _ = clockChanged(at: now)
+        for key in tasks.keys.sorted() where tasks[key]!.definition.persistent {
+            if let last = tasks[key]!.lastTrigger?.realtime, tasks[key]!.currentRunID == nil {
+                tasks[key]!.catchUpIntervals(after: last, now: now)
+            }
+        }
+        var actions: [SchedulerAction] = []
+        for (key, request) in cutBySleep.sorted(by: { $0.key < $1.key }) {
+            _ = trigger(key, request, at: now, actions: &actions)
+        }
+        cutBySleep = [:]
+        return actions + pump(at: now)
+    }
+}
