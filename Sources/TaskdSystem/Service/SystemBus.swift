@@ -23,6 +23,9 @@ public final class SystemBus: @unchecked Sendable {
     private var token: UInt64?
     private var fd: Int32 = -1
     private var timer: DeadlineTimer?
+    /// True while sd-bus dispatches: a call made from a callback (the daemon releasing an
+    /// inhibitor as it hears of sleep) is sent when the dispatching ends; sd-bus is not re-entrant.
+    private var processing = false
     private let onEvent: @Sendable (Event) -> Void
 
     /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS` honoured); nil if there is none.
@@ -89,13 +92,16 @@ public final class SystemBus: @unchecked Sendable {
     private func call(_ body: (OpaquePointer) -> Void) {
         guard let bus else { return }
         body(bus)
-        process()
+        if !processing { process() }
     }
 
     /// Runs what is pending, then waits for what the connection waits for.
     private func process() {
-        guard let bus else { return }
-        if taskd_bus_process(bus) < 0 {
+        guard let bus, !processing else { return }
+        processing = true
+        let result = taskd_bus_process(bus)
+        processing = false
+        if result < 0 {
             close()  // the bus went away: conditions keep their last state
             return
         }
