@@ -13,7 +13,7 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     public var kind: String
     /// 32 hex digits; the journal's `TASK_RUN_ID`.
     public var runID: String
-    /// `startup`, `timer`, `wake`, `retry` or `catchup`.
+    /// `startup`, `timer`, `wake`, `retry`, `catchup` or `resume`.
     public var trigger: String
     /// 1 for the first attempt, then 2, 3, … for retries (`MaxAttempts=`).
     public var attempt: Int

@@ -13,7 +13,7 @@ public enum TestDriverError: Error, Hashable, Sendable, CustomStringConvertible 
         switch self {
         case .noSuchTask(let name, let known):
             return "no Swift task '\(name)' is registered; known: \(known.joined(separator: ", "))"
-        case .invalidTrigger(let trigger): return "'\(trigger)' is not wake, timer, startup, retry or catchup"
+        case .invalidTrigger(let trigger): return "'\(trigger)' is not wake, timer, startup, retry, catchup or resume"
         case .invalidAttempt(let attempt): return "attempt \(attempt): attempts count from 1"
         case .invalidRegistration(let problems): return problems.joined(separator: "\n")
         }

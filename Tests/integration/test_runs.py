@@ -267,6 +267,45 @@ def test_persistent_catches_up_a_missed_elapse_once_and_keeps_the_trigger(daemon
     assert len([e for e in journal(TASK="nightly", _PID=str(d.proc.pid)) if e.get("MESSAGE_ID") == STARTED]) == 1
 
 
+def test_catch_up_all_within_a_window_and_a_persistent_interval_across_downtime(daemon_factory):
+    """CatchUp=all with CatchUpWindowSec=: one run per missed hour in the window, each told its own
+    scheduled time; Persistent= OnUnitActiveSec=: an interval that elapsed while taskd was down runs
+    at start, one that has not keeps its remaining time."""
+    d = daemon_factory({
+        "hourly.task": task("/bin/sh -c 'echo at=$TASKD_SCHEDULED_USEC'", kind="processing",
+                            extra="Overlap=queue\n[Timer]\nOnCalendar=*-*-* *:00:00 UTC\nPersistent=yes\n"
+                                  "CatchUp=all\nCatchUpWindowSec=3h"),
+        "every.task": task("/bin/true", kind="processing", extra="[Timer]\nOnUnitActiveSec=1h\nPersistent=yes"),
+        "later.task": task("/bin/true", kind="processing", extra="[Timer]\nOnUnitActiveSec=1h\nPersistent=yes"),
+    })
+    folder = d.state / "tasks"
+    folder.mkdir(parents=True)
+    now = int(time.time() * 1_000_000)
+    hour = 3_600_000_000
+
+    def record(name, last):
+        (folder / f"processing:{name}.json").write_text(json.dumps(
+            {"version": 1, "task": name, "kind": "processing", "lastTriggerUSec": last, "history": []}))
+
+    record("hourly", now - 10 * hour)
+    record("every", now - 3 * hour - hour // 2)
+    record("later", now - hour // 4)
+    d.start()
+    lines = wait_for(lambda: (lambda s: s if len(s) >= 3 else None)(
+        [e for e in journal(TASK="hourly", _PID=str(d.proc.pid)) if e.get("TASK_STREAM") == "stdout"]),
+        what="three catch-up runs")
+    scheduled = sorted(int(e["MESSAGE"].removeprefix("at=")) for e in lines)
+    assert [t % hour for t in scheduled] == [0, 0, 0], scheduled
+    assert scheduled[-1] <= now + 60_000_000 and scheduled[0] >= now - 3 * hour - hour, scheduled
+    assert [scheduled[1] - scheduled[0], scheduled[2] - scheduled[1]] == [hour, hour]
+    started = wait_for(lambda: [e for e in journal(TASK="every", _PID=str(d.proc.pid)) if e.get("MESSAGE_ID") == STARTED],
+                       what="the interval's catch-up")
+    assert started[0]["TASK_TRIGGER"] == "catchup"
+    later = json.loads(d.taskctl("status", "later", "--json").stdout)
+    # 15 minutes ago: the next run 45 minutes from now, not an hour after this start.
+    assert abs(later["nextElapseUSec"] - (now + 3 * hour // 4)) < 60_000_000, later
+
+
 def test_a_damaged_task_record_is_reported_moved_aside_and_ignored(daemon_factory):
     d = daemon_factory({"nightly.task": task("/bin/true", kind="processing",
                                              extra="[Timer]\nOnCalendar=*-*-* 03:00:00 UTC\nPersistent=yes")})
