@@ -280,15 +280,14 @@ def test_sleep_cancels_runs_within_loginds_delay_releases_it_and_runs_them_again
     write_task(container, "keep", "[Task]\\nKind=processing\\nSleep=block\\n[Exec]\\nExecStart=/bin/sleep 300\\n")
     try:
         inside(container, "systemctl", "restart", "taskd.service")
-        wait_inside(container, lambda: "taskd" in inside(container, "systemd-inhibit", "--list", "--no-pager").stdout,
-                    "taskd's delay inhibitor")
-        inhibitors = inside(container, "systemd-inhibit", "--list", "--no-pager").stdout
-        assert any("taskd" in line and "sleep" in line and "delay" in line for line in inhibitors.splitlines()), inhibitors
+        assert "taskd" not in inside(container, "systemd-inhibit", "--list", "--no-pager").stdout, "no run yet"
 
-        # Sleep=block: a block inhibitor while its run lasts.
+        # Sleep=block: a block inhibitor while its run lasts; from the first run on, the delay one.
         keep = json.loads(inside(container, TASKCTL, "wake", "keep", "--json").stdout)[0]
         wait_inside(container, lambda: "block" in inside(container, "systemd-inhibit", "--list", "--no-pager").stdout,
                     "the block inhibitor")
+        inhibitors = inside(container, "systemd-inhibit", "--list", "--no-pager").stdout
+        assert any("taskd" in line and "sleep" in line and "delay" in line for line in inhibitors.splitlines()), inhibitors
         inside(container, TASKCTL, "cancel", keep["runId"])
         wait_inside(container, lambda: "block" not in inside(container, "systemd-inhibit", "--list", "--no-pager").stdout,
                     "the block inhibitor to go")

@@ -44,11 +44,12 @@ actor Daemon {
     private var samplesConditions = false
     /// `WatchSleep=`: hold logind's delay inhibitor and cancel runs before the system sleeps.
     private let watchSleep: Bool
+    /// Whether sleep is watched yet: from the first run on (before it there is nothing to cut, and
+    /// a daemon that never runs anything never maps sd-bus's code).
+    private var watchingSleep = false
     /// Whether some task has `Sleep=block`, and whether its block inhibitor is asked for now.
     private var anyBlocksSleep = false
     private var blockingSleep = false
-    /// The first configuration's tasks, watched for at `start`.
-    private var initialTasks: [TaskDefinition]
     private var nextWatchID = 0
     private var timer: Task<Void, Never>?
     /// The timerfd behind `armTimer` (made on first use); `timer` sleeps only if it cannot exist.
@@ -74,8 +75,8 @@ actor Daemon {
             machineID: Self.machineID(), persistedTriggers: records.compactMapValues(\.lastTriggerUSec),
             persistedRequests: records.compactMapValues(\.requestedUSec),
             maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon))
-        initialTasks = config.tasks
         watchSleep = config.daemon.watchSleep ?? true
+        (conditionsInUse, samplesConditions, anyBlocksSleep) = Self.needs(of: config.tasks)
         self.handlers = handlers
         self.journal = journal
         self.notifier = notifier
@@ -102,9 +103,7 @@ actor Daemon {
     func start(recovering wakes: [WakeRecord]) {
         // The conditions first: a replayed wake of a task that needs AC power waits for it.
         machine = MachineWatch { [weak self] event in self?.onLoop { $0.machineChanged(event) } }
-        if watchSleep && machine.openBus() { machine.bus?.takeDelayInhibitor() }
-        watchConditions(of: initialTasks)
-        initialTasks = []
+        watchConditions()
         var actions: [SchedulerAction] = []
         var dropped: [String] = []
         for wake in wakes {
@@ -318,7 +317,8 @@ actor Daemon {
             journal.daemon(.configError, 4, "\(d.key): no Swift handler is registered; its runs will fail")
         }
         access = config.daemon.access
-        watchConditions(of: config.tasks)
+        (conditionsInUse, samplesConditions, anyBlocksSleep) = Self.needs(of: config.tasks)
+        watchConditions()
         let (diff, actions) = scheduler.reload(
             config.tasks, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon), at: SystemClock.now())
         if !diff.added.isEmpty {
@@ -387,10 +387,7 @@ actor Daemon {
 
     /// Watches what the tasks' conditions need (the power supplies, the system bus), and gives the
     /// scheduler what does not hold now. Without any, every condition holds.
-    private func watchConditions(of tasks: [TaskDefinition]) {
-        conditionsInUse = tasks.reduce(into: []) { $0.formUnion($1.conditions) }
-        samplesConditions = conditionsInUse.contains { $0.isSampled }
-        anyBlocksSleep = tasks.contains { $0.sleep == .block }
+    private func watchConditions() {
         if conditionsInUse.contains(where: { $0 == .acPower || $0 == .batteryNotLow }) { machine.watchPower() }
         if conditionsInUse.contains(where: {
             if case .acPower = $0 { false } else { $0 != .batteryNotLow && !$0.isSampled }
@@ -407,6 +404,13 @@ actor Daemon {
         journal.daemon(
             .conditionsChanged, 6, "conditions: \(machine.summary)\(where_)" + Self.unmet(unheld), conditionFields)
         perform(scheduler.conditionsChanged(unheld: unheld, at: SystemClock.now()))
+    }
+
+    /// What the tasks need watched: every condition they require, whether one is sampled (free
+    /// space, pressure), and whether one has `Sleep=block`.
+    private static func needs(of tasks: [TaskDefinition]) -> (Set<TaskCondition>, Bool, Bool) {
+        let conditions = tasks.reduce(into: Set<TaskCondition>()) { $0.formUnion($1.conditions) }
+        return (conditions, conditions.contains { $0.isSampled }, tasks.contains { $0.sleep == .block })
     }
 
     /// The machine changed: conditions may hold or not now, or the system sleeps or woke up.
@@ -457,10 +461,14 @@ actor Daemon {
         unheld.isEmpty ? "" : "; not met: " + unheld.sorted().map(\.waitingText).joined(separator: ", ")
     }
 
-    /// After actions: the sleep inhibitors follow the runs (the delay one goes once every run sleep
-    /// waits for has ended; a block one is held while a `Sleep=block` run is active), and free
-    /// space and pressure are sampled while a run needs them.
+    /// After actions: sleep is watched from the first run on; the sleep inhibitors follow the runs
+    /// (the delay one goes once every run sleep waits for has ended; a block one is held while a
+    /// `Sleep=block` run is active); free space and pressure are sampled while a run needs them.
     private func followMachine() {
+        if watchSleep, !watchingSleep, !scheduler.runs.isEmpty {
+            watchingSleep = true
+            if machine.openBus() { machine.bus?.takeDelayInhibitor() }
+        }
         if scheduler.isSleeping, machine.bus?.state.holdsDelayInhibitor == true, scheduler.runsDelayingSleep == 0 {
             machine.bus?.releaseDelayInhibitor()
             journal.daemon(.systemSleeps, 6, "every run is stopped: the system may sleep")
