@@ -17,7 +17,9 @@ struct NetworkStateTests {
 
     @Test("NetworkManager: metered when it says yes or guesses yes; unknown and no are not")
     func metered() {
-        let metered = (0...4).map { NetworkState.networkManager(state: 70, connectivity: 4, metered: UInt32($0)).metered }
+        let metered = (0...4).map {
+            NetworkState.networkManager(state: 70, connectivity: 4, metered: UInt32($0)).metered
+        }
         #expect(metered == [false, true, false, true, false])
     }
 
@@ -28,8 +30,9 @@ struct NetworkStateTests {
         #expect(!NetworkState.networkd(onlineState: "offline", operationalState: "no-carrier").online)
         #expect(NetworkState.networkd(onlineState: "", operationalState: "routable").online)
         #expect(!NetworkState.networkd(onlineState: "online", operationalState: "routable").metered)
-        #expect(NetworkState.networkd(onlineState: "online", operationalState: "routable").description
-            == "online (systemd-networkd)")
+        #expect(
+            NetworkState.networkd(onlineState: "online", operationalState: "routable").description
+                == "online (systemd-networkd)")
     }
 
     @Test("no network manager on the bus: online and not metered, and it says why")

@@ -394,7 +394,14 @@ actor Daemon {
         }) {
             machine.openBus()
         }
-        guard !conditionsInUse.isEmpty else { return }
+        guard !conditionsInUse.isEmpty else {
+            // A reload removed the last condition: nothing waits for one any more.
+            if !unheld.isEmpty {
+                unheld = []
+                perform(scheduler.conditionsChanged(unheld: [], at: SystemClock.now()))
+            }
+            return
+        }
         unheld = machine.unheld(conditionsInUse)
         var where_ = ""
         if let power = machine.power {
