@@ -21,7 +21,9 @@ final class DaemonFixture {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         journal = EventJournal(backend: QueuedLogBackend(base: recorder))
         let store = StateStore(directory: directory) { _, _ in }
-        let config = LoadedConfig(daemon: DaemonSettings(), tasks: tasks, diagnostics: [])
+        var settings = DaemonSettings()
+        settings.watchSleep = false  // a unit test takes no inhibitor from the host's logind
+        let config = LoadedConfig(daemon: settings, tasks: tasks, diagnostics: [])
         daemon = Daemon(
             config: config, handlers: handlers, journal: journal, notifier: ServiceNotifier(),
             stateDirectory: directory, store: store, records: [:], loadConfig: { config })

@@ -73,4 +73,24 @@ struct TaskDaemonTests {
         #expect(byName["backup"]?.definition.conditionLost == .continue)
         #expect(byName["plain"]?.definition.conditions == [] && byName["plain"]?.definition.conditionLost == .cancel)
     }
+
+    @Test("the machine's requirements, Sleep=block and the catch-up policy, as the task-file keys would set them")
+    func machine() {
+        let daemon = TaskDaemon()
+            .backgroundTask(
+                .processing("sync"),
+                schedule: [.calendar("hourly"), .persistent, .catchUp(.all, within: .seconds(6 * 3600))],
+                requires: [
+                    .unmeteredNetwork, .idle(for: .seconds(300)), .freeSpace(atLeast: 1 << 30, in: "/var"),
+                    .pressure(.memory, atMost: 12.5, over: .oneMinute), .keepsSystemAwake,
+                ]
+            ) { _ in }
+        let d = daemon.registrations[0].definition
+        #expect(
+            d.conditions == [
+                .networkOnline, .networkUnmetered, .idle(.seconds(300)), .freeSpace(path: "/var", bytes: 1 << 30),
+                .pressure(.memory, permyriad: 1250, window: .oneMinute),
+            ])
+        #expect(d.sleep == .block && d.persistent && d.catchUp == .all && d.catchUpWindow == .seconds(6 * 3600))
+    }
 }

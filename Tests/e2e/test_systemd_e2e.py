@@ -326,6 +326,16 @@ def test_sleep_cancels_runs_within_loginds_delay_releases_it_and_runs_them_again
         inside(container, "systemctl", "restart", "taskd.service")
 
 
+def waits_then_runs(container, name, waiting, release):
+    """Wakes NAME, whose run must wait (`waiting: WAITING`); after `release()` the run completes."""
+    said = inside(container, TASKCTL, "wake", name).stdout
+    assert f"waiting: {waiting}" in said, said
+    run = json.loads(inside(container, TASKCTL, "status", name, "--json").stdout)["current"]
+    release()
+    wait_inside(container, lambda: [e for e in journal_inside(container, f"TASK_RUN_ID={run['runId']}")
+                                    if e.get("TASK_OUTCOME") == "completed"], f"{name}'s run")
+
+
 def test_a_run_waits_for_the_system_to_be_idle_and_for_networkd_to_be_online(container):
     """logind's IdleHint (an idle inhibitor makes the system busy), and systemd-networkd's OnlineState
     over a veth pair made inside the container (pulling the cable: `networkctl down` on its peer)."""
@@ -347,22 +357,12 @@ def test_a_run_waits_for_the_system_to_be_idle_and_for_networkd_to_be_online(con
                                       "'echo $$ > /run/idle.pid; exec sleep 300' >/dev/null 2>&1 &")
         wait_inside(container, lambda: journal_inside(container, f"MESSAGE_ID={CONDITIONS}", "TASKD_CONDITIONS_UNMET=idle=1s"),
                     "the busy system seen")
-        waiting = inside(container, TASKCTL, "wake", "quiet").stdout
-        assert "waiting: idle for 1s" in waiting, waiting
-        run = json.loads(inside(container, TASKCTL, "status", "quiet", "--json").stdout)["current"]
-        inside(container, "sh", "-c", "kill $(cat /run/idle.pid)")
-        wait_inside(container, lambda: [e for e in journal_inside(container, f"TASK_RUN_ID={run['runId']}")
-                                        if e.get("TASK_OUTCOME") == "completed"], "the idle run")
+        waits_then_runs(container, "quiet", "idle for 1s", lambda: inside(container, "sh", "-c", "kill $(cat /run/idle.pid)"))
 
         # The cable pulled: offline; plugged again: the waiting run starts.
         inside(container, "networkctl", "down", "v1")
         wait_inside(container, lambda: journal_inside(container, "TASKD_CONDITIONS_UNMET=network-online"), "offline seen")
-        waiting = inside(container, TASKCTL, "wake", "fetch").stdout
-        assert "waiting: network online" in waiting, waiting
-        run = json.loads(inside(container, TASKCTL, "status", "fetch", "--json").stdout)["current"]
-        inside(container, "networkctl", "up", "v1")
-        wait_inside(container, lambda: [e for e in journal_inside(container, f"TASK_RUN_ID={run['runId']}")
-                                        if e.get("TASK_OUTCOME") == "completed"], "the network run")
+        waits_then_runs(container, "fetch", "network online", lambda: inside(container, "networkctl", "up", "v1"))
         said = journal_inside(container, f"MESSAGE_ID={CONDITIONS}")
         assert any("network online (systemd-networkd)" in e["MESSAGE"] for e in said), [e["MESSAGE"] for e in said]
     finally:

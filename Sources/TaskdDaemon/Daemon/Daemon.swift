@@ -388,12 +388,7 @@ actor Daemon {
     /// Watches what the tasks' conditions need (the power supplies, the system bus), and gives the
     /// scheduler what does not hold now. Without any, every condition holds.
     private func watchConditions() {
-        if conditionsInUse.contains(where: { $0 == .acPower || $0 == .batteryNotLow }) { machine.watchPower() }
-        if conditionsInUse.contains(where: {
-            if case .acPower = $0 { false } else { $0 != .batteryNotLow && !$0.isSampled }
-        }) {
-            machine.openBus()
-        }
+        machine.watch(for: conditionsInUse)
         guard !conditionsInUse.isEmpty else {
             // A reload removed the last condition: nothing waits for one any more.
             if !unheld.isEmpty {
@@ -403,13 +398,13 @@ actor Daemon {
             return
         }
         unheld = machine.unheld(conditionsInUse)
-        var where_ = ""
+        var source = ""
         if let power = machine.power {
-            where_ =
+            source =
                 " (power supplies in \(power.folder)" + (power.isWatching ? ")" : "; no events from them, read once)")
         }
         journal.daemon(
-            .conditionsChanged, 6, "conditions: \(machine.summary)\(where_)" + Self.unmet(unheld), conditionFields)
+            .conditionsChanged, 6, "conditions: \(machine.summary)\(source)" + Self.unmet(unheld), conditionFields)
         perform(scheduler.conditionsChanged(unheld: unheld, at: SystemClock.now()))
     }
 

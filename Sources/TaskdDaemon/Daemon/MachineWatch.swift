@@ -34,10 +34,19 @@ final class MachineWatch: @unchecked Sendable {
         self.onEvent = onEvent
     }
 
-    /// Starts watching the power supplies (once).
-    func watchPower() {
-        guard power == nil else { return }
-        power = PowerSupplyMonitor { [onEvent] _ in onEvent(.conditions) }
+    /// Starts watching what `conditions` need (once each): the power supplies for power and
+    /// battery, the system bus for the network and idleness.
+    func watch(for conditions: Set<TaskCondition>) {
+        for condition in conditions {
+            switch condition {
+            case .acPower, .batteryNotLow:
+                if power == nil { power = PowerSupplyMonitor { [onEvent] _ in onEvent(.conditions) } }
+            case .networkOnline, .networkUnmetered, .idle:
+                openBus()
+            case .freeSpace, .pressure:
+                continue
+            }
+        }
     }
 
     /// Connects to the system bus (once); false if there is none.
