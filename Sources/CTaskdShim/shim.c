@@ -169,6 +169,7 @@ static void spawn_child(const char *path, char *const argv[], char *const envp[]
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
 
+    if (id->set_cgroup && write(id->cgroup_fd, "0", 1) < 0) spawn_fail(report, TASKD_STEP_CGROUP);
     if (setpgid(0, 0) < 0) spawn_fail(report, TASKD_STEP_SETPGID);
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) spawn_fail(report, TASKD_STEP_FDS);
     // The notify pipe on 3 (dup2 onto itself would leave it close-on-exec).
@@ -213,7 +214,7 @@ pid_t taskd_spawn_as(const char *path, char *const argv[], char *const envp[], i
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    pid_t pid = fork();
+    pid_t pid = vfork();
     if (pid == 0) spawn_child(path, argv, envp, in, out, err, notify, cwd, identity, report[1]);
     int saved = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -253,4 +254,9 @@ int taskd_limit_malloc_arenas(int limit) {
     const char *tunables = getenv("GLIBC_TUNABLES");
     if (getenv("MALLOC_ARENA_MAX") || (tunables && strstr(tunables, "arena_max"))) return 0;
     return mallopt(M_ARENA_MAX, limit) == 1;
+}
+
+#include <sys/xattr.h>
+long taskd_getxattr(const char *path, const char *name, void *value, unsigned long size) {
+    return (long)getxattr(path, name, value, size);
 }

@@ -29,6 +29,20 @@ enum Terminal {
         return TimeSpan(microseconds: usec).format(accuracy: accuracy)
     }
 
+    /// Bytes as `512B`, `4.0K`, `12.5M`, `1.2G` (powers of 1024, as systemctl status prints memory).
+    static func bytes(_ count: UInt64) -> String {
+        var value = Double(count)
+        for unit in ["B", "K", "M", "G", "T"] {
+            if value < 1024 || unit == "T" {
+                if unit == "B" { return "\(count)B" }
+                let tenths = (value * 10).rounded() / 10
+                return "\(tenths)\(unit)"
+            }
+            value /= 1024
+        }
+        return "\(count)B"
+    }
+
     /// Columns padded to their widest cell, two spaces apart.
     static func table(_ rows: [[String]]) -> String {
         guard let width = rows.map(\.count).max() else { return "" }

@@ -11,10 +11,14 @@ import TaskdIO
 /// with every signal disposition reset and the mask cleared, the payload on standard input,
 /// standard output and error captured line by line, and fd 3 a pipe for its notifications
 /// (`PROGRESS=`, `STATUS=`). Its exit is observed through a pidfd on the
-/// event loop, so no thread blocks in `waitpid`.
+/// event loop, so no thread blocks in `waitpid`. Given a cgroup, it enters it before it execs:
+/// signals and the kill then reach every process of the run, and it has ended once the cgroup is
+/// empty.
 public final class CommandProcess: Sendable {
     /// The leader's pid, which is also the process group id.
     public let pid: pid_t
+    /// The run's cgroup, if it has one.
+    public let cgroup: RunCgroup?
     private let state: Mutex<State>
 
     private struct State: Sendable {
@@ -32,9 +36,9 @@ public final class CommandProcess: Sendable {
     /// leader has exited and its output is drained.
     public static func spawn(
         argv: [String], environment: [String], workingDirectory: String?, stdin payload: String?,
-        identity: ExecIdentity = ExecIdentity(), outputLimit: OutputRateLimit = .off,
+        identity: ExecIdentity = ExecIdentity(), outputLimit: OutputRateLimit = .off, cgroup: RunCgroup? = nil,
         onOutput: @escaping @Sendable (CommandOutput) -> Void,
-        onExit: @escaping @Sendable (Termination) -> Void
+        onExit: @escaping @Sendable (Termination, RunUsage) -> Void
     ) throws(SpawnError) -> CommandProcess {
         guard let program = argv.first else { throw SpawnError(message: "empty command line") }
         let path = try resolve(program, environment: environment)
@@ -52,14 +56,14 @@ public final class CommandProcess: Sendable {
         }
         let started = CStringArray.with(argv) { cArgv in
             CStringArray.with(environment) { cEnv -> Result<pid_t, SpawnError> in
-                if identity.isInherited {
+                if identity.isInherited && cgroup == nil {
                     return posixSpawn(
                         path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1],
                         notify: notifyPipe[1], cwd: workingDirectory)
                 }
                 return forkExec(
                     path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1], notify: notifyPipe[1],
-                    cwd: workingDirectory, identity: identity)
+                    cwd: workingDirectory, identity: identity, cgroupFD: cgroup?.procsFD)
             }
         }
         close(outPipe[1])
@@ -70,7 +74,7 @@ public final class CommandProcess: Sendable {
             // The child's `main` first, then the rest of the loop's turn (wake → command's main:
             // 1.21–1.34× the C floor before, 1.05–1.13× after; tenth round in bench/PROFILING.md's git history).
             EventLoop.shared.yieldOncePerTurn()
-            let process = CommandProcess(pid: pid, outputLimit: outputLimit)
+            let process = CommandProcess(pid: pid, cgroup: cgroup, outputLimit: outputLimit)
             process.watch(
                 pipes: [(outPipe[0], .stdout), (errPipe[0], .stderr), (notifyPipe[0], .notify)], onOutput: onOutput,
                 onExit: onExit)
@@ -120,10 +124,12 @@ public final class CommandProcess: Sendable {
         return .success(pid)
     }
 
-    /// User=, Group=, SupplementaryGroups=, UMask= or Nice= is set: fork and exec through the shim.
+    /// User=, Group=, SupplementaryGroups=, UMask= or Nice= is set, or the run has a cgroup: vfork
+    /// and exec through the shim.
     private static func forkExec(
         _ path: String, _ argv: [UnsafeMutablePointer<CChar>?], _ env: [UnsafeMutablePointer<CChar>?],
-        stdin: Int32, stdout: Int32, stderr: Int32, notify: Int32, cwd: String?, identity: ExecIdentity
+        stdin: Int32, stdout: Int32, stderr: Int32, notify: Int32, cwd: String?, identity: ExecIdentity,
+        cgroupFD: Int32?
     ) -> Result<pid_t, SpawnError> {
         var groups = (identity.groups ?? []).map { gid_t($0) }
         // Without root, a command may only run as taskd's own user, whose groups it keeps.
@@ -150,6 +156,10 @@ public final class CommandProcess: Sendable {
                 spec.set_nice = 1
                 spec.nice = nice
             }
+            if let cgroupFD {
+                spec.set_cgroup = 1
+                spec.cgroup_fd = cgroupFD
+            }
             return taskd_spawn_as(path, argv, env, stdin, stdout, stderr, notify, cwd, &spec, &step)
         }
         guard pid < 0 else { return .success(pid) }
@@ -162,13 +172,15 @@ public final class CommandProcess: Sendable {
         case Int32(TASKD_STEP_UID.rawValue): what = "setting User= (uid \(identity.uid ?? 0))"
         case Int32(TASKD_STEP_CHDIR.rawValue): what = "WorkingDirectory=\(cwd ?? "")"
         case Int32(TASKD_STEP_EXEC.rawValue): what = path
+        case Int32(TASKD_STEP_CGROUP.rawValue): what = "entering the run's cgroup"
         default: what = "starting \(path)"
         }
         return .failure(SpawnError(message: "\(what): \(reason)"))
     }
 
-    private init(pid: pid_t, outputLimit: OutputRateLimit) {
+    private init(pid: pid_t, cgroup: RunCgroup?, outputLimit: OutputRateLimit) {
         self.pid = pid
+        self.cgroup = cgroup
         self.state = Mutex(State(limiter: OutputRateLimiter(outputLimit)))
     }
 
@@ -183,6 +195,11 @@ public final class CommandProcess: Sendable {
             return (false, s.watched)
         }
         for (fd, token) in watched { EventLoop.shared.deregister(fd: fd, token: token) }
+        if let cgroup {
+            // Every process of the run, setsid or not; the kill reaches them even after the leader.
+            if signal == SIGKILL { cgroup.killAll() } else { cgroup.signalAll(signal) }
+            return
+        }
         if !exited { kill(-pid, signal) }
     }
 
@@ -191,7 +208,7 @@ public final class CommandProcess: Sendable {
 
     private func watch(
         pipes: [(fd: Int32, stream: OutputLine.Stream)], onOutput: @escaping @Sendable (CommandOutput) -> Void,
-        onExit: @escaping @Sendable (Termination) -> Void
+        onExit: @escaping @Sendable (Termination, RunUsage) -> Void
     ) {
         let loop = EventLoop.shared
         for (fd, stream) in pipes {
@@ -212,10 +229,11 @@ public final class CommandProcess: Sendable {
         if let exitToken {
             let token = loop.register(fd: pidfd, events: EventLoop.readable) { [self] _ in
                 var status: Int32 = 0
-                guard waitpid(self.pid, &status, WNOHANG) == self.pid else { return }
+                var usage = rusage()
+                guard wait4(self.pid, &status, WNOHANG, &usage) == self.pid else { return }
                 if let t = exitToken.withLock({ $0 }) { loop.deregister(fd: pidfd, token: t) }
                 close(pidfd)
-                self.exited(status: status, onOutput, onExit)
+                self.exited(status: status, usage: usage, onOutput, onExit)
             }
             exitToken.withLock { $0 = token }
             if token != nil { return }
@@ -225,17 +243,18 @@ public final class CommandProcess: Sendable {
         let pid = self.pid
         Thread.detach {
             var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            self.exited(status: status, onOutput, onExit)
+            var usage = rusage()
+            while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+            self.exited(status: status, usage: usage, onOutput, onExit)
         }
     }
 
     private func exited(
-        status: Int32, _ onOutput: @escaping @Sendable (CommandOutput) -> Void,
-        _ onExit: @Sendable (Termination) -> Void
+        status: Int32, usage: rusage, _ onOutput: @escaping @Sendable (CommandOutput) -> Void,
+        _ onExit: @escaping @Sendable (Termination, RunUsage) -> Void
     ) {
         state.withLock { $0.exited = true }
-        ProcessReaper.shared.release(group: pid)
+        if cgroup == nil { ProcessReaper.shared.release(group: pid) }
         // Output written before the exit is delivered before the exit is reported.
         for fd in state.withLock({ $0.splitters.keys.sorted() }) {
             _ = drain(fd, onOutput: onOutput)
@@ -243,7 +262,26 @@ public final class CommandProcess: Sendable {
         }
         let dropped = state.withLock { $0.limiter.finish() }
         if dropped > 0 { onOutput(.dropped(lines: dropped)) }
-        onExit(ExitStatus.termination(status))
+        let termination = ExitStatus.termination(status)
+        let own = Self.usage(usage)
+        guard let cgroup else { return onExit(termination, own) }
+        // What the leader left in its cgroup is killed; the run ends once the cgroup is empty.
+        if cgroup.isPopulated { cgroup.killAll() }
+        cgroup.whenEmpty {
+            let usage = cgroup.usage(fallback: own)
+            let oom = cgroup.oomKilled && !termination.isSuccess
+            cgroup.remove()
+            onExit(oom ? .outOfMemory : termination, usage)
+        }
+    }
+
+    /// What `wait4` said the leader (and the children it waited for) used. Not its `ru_maxrss`:
+    /// a child spawned by vfork inherits the spawner's peak at exec, so it would be taskd's.
+    static func usage(_ r: rusage) -> RunUsage {
+        RunUsage(
+            cpuUSec: UInt64(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1_000_000
+                + UInt64(r.ru_utime.tv_usec + r.ru_stime.tv_usec),
+            ioReadBytes: UInt64(r.ru_inblock) * 512, ioWriteBytes: UInt64(r.ru_oublock) * 512, source: "rusage")
     }
 
     /// Stops watching a pipe and closes it, delivering a last unterminated line.

@@ -197,6 +197,12 @@ public enum ConfigLoader {
                 } catch {
                     diagnostics.append(error)
                 }
+            case "RunCgroups":
+                guard ["auto", "yes", "no"].contains(e.value) else {
+                    diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not auto, yes or no"))
+                    continue
+                }
+                settings.runCgroups = e.value
             case "SyncIntervalSec":
                 guard let span = try? TimeSpan(parsing: e.value) else {
                     diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a time span"))

@@ -21,6 +21,8 @@ public struct DaemonSettings: Hashable, Sendable {
 
     /// `WatchSleep=`: take logind's sleep delay inhibitor and cancel runs before the system sleeps (nil: yes).
     public var watchSleep: Bool?
+    /// `RunCgroups=`: `auto` (when systemd delegated taskd's cgroup), `yes` or `no` (nil: auto).
+    public var runCgroups: String?
 
     public init(stateDirectory: String? = nil, socketPath: String? = nil) {
         self.stateDirectory = stateDirectory

@@ -181,6 +181,22 @@ enum TaskFileKeys {
             "LogRateLimitBurst": { f, e throws(ConfigDiagnostic) in
                 f.command.outputLimit.burst = try integer(e, in: 0...1_000_000)
             },
+            "MemoryMax": { f, e throws(ConfigDiagnostic) in f.command.limits.memoryMax = try limitSize(e) },
+            "MemoryHigh": { f, e throws(ConfigDiagnostic) in f.command.limits.memoryHigh = try limitSize(e) },
+            "CPUQuota": { f, e throws(ConfigDiagnostic) in
+                guard e.value.hasSuffix("%"), let percent = Int(e.value.dropLast()), percent > 0 else {
+                    throw ConfigDiagnostic(
+                        e.location, key: e.key, "'\(e.value)' is not a percentage above 0% (200% is two CPUs)")
+                }
+                f.command.limits.cpuQuotaPercent = percent
+            },
+            "CPUWeight": { f, e throws(ConfigDiagnostic) in f.command.limits.cpuWeight = try integer(e, in: 1...10_000)
+            },
+            "IOWeight": { f, e throws(ConfigDiagnostic) in f.command.limits.ioWeight = try integer(e, in: 1...10_000) },
+            "TasksMax": { f, e throws(ConfigDiagnostic) in
+                if e.value == "infinity" { return f.command.limits.tasksMax = nil }
+                f.command.limits.tasksMax = UInt64(try integer(e, in: 1...4_194_304))
+            },
         ],
     ]
 
@@ -248,6 +264,16 @@ enum TaskFileKeys {
             throw ConfigDiagnostic(e.location, key: e.key, "'\(words[1])' is not a size (a number, with K, M, G or T)")
         }
         return .freeSpace(path: words[0], bytes: bytes)
+    }
+
+    /// `MemoryMax=`/`MemoryHigh=`: a size (K, M, G, T), or `infinity` for none.
+    static func limitSize(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> UInt64? {
+        if e.value == "infinity" { return nil }
+        guard let bytes = size(e.value), bytes > 0 else {
+            throw ConfigDiagnostic(
+                e.location, key: e.key, "'\(e.value)' is not a size (a number, with K, M, G or T) or infinity")
+        }
+        return bytes
     }
 
     /// A size as systemd writes one: a number of bytes, or with K, M, G, T (1024-based), an optional B.

@@ -30,6 +30,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
 
     /// epoll event bits.
     public static let readable = UInt32(EPOLLIN.rawValue)
+    /// A sysfs/cgroupfs file changed (`cgroup.events`): the kernel raises EPOLLPRI on it.
+    public static let priority = UInt32(EPOLLPRI.rawValue)
     public static let writable = UInt32(EPOLLOUT.rawValue)
     public static let hangup = UInt32(EPOLLHUP.rawValue) | UInt32(EPOLLERR.rawValue)
 

@@ -43,6 +43,13 @@ public struct RunInfo: Hashable, Sendable {
     public var progressCompleted: Int64?
     public var progressTotal: Int64?
     public var status: String?
+    /// Why a failed run failed, where it is more than its exit: `oom` (its cgroup's `MemoryMax=`).
+    public var failureReason: String?
+    /// What a command's run used: CPU time, peak memory, bytes read and written (`RunUsage`).
+    public var cpuUSec: UInt64?
+    public var memoryPeakBytes: UInt64?
+    public var ioReadBytes: UInt64?
+    public var ioWriteBytes: UInt64?
 
     public init(_ run: Run, disposition: WakeDisposition = .started) {
         task = run.key.identifier
@@ -74,8 +81,15 @@ public struct RunInfo: Hashable, Sendable {
         case .exited(let code)?: exitStatus = code
         case .signaled(let sig)?: signal = SignalNames.name(sig)
         case .threw(let message)?, .threwNoRetry(let message)?, .spawnFailed(let message)?: error = message
+        case .outOfMemory?:
+            signal = "SIGKILL"
+            failureReason = "oom"
         case .returned?, nil: break
         }
+        cpuUSec = run.usage?.cpuUSec
+        memoryPeakBytes = run.usage?.memoryPeakBytes
+        ioReadBytes = run.usage?.ioReadBytes
+        ioWriteBytes = run.usage?.ioWriteBytes
     }
 
     /// True once the run has an outcome.
@@ -95,13 +109,18 @@ public struct RunInfo: Hashable, Sendable {
         o.int("budgetUSec", budgetUSec)
         o.string("cancelReason", cancelReason)
         o.bool("coalesced", coalesced)
+        o.int("cpuUSec", cpuUSec)
         o.int("deadlineUSec", deadlineUSec)
         o.string("disposition", disposition.rawValue)
         o.int("durationUSec", durationUSec)
         o.int("endedUSec", endedUSec)
         o.string("error", error)
         o.int("exitStatus", exitStatus.map { Int64($0) })
+        o.string("failureReason", failureReason)
+        o.int("ioReadBytes", ioReadBytes)
+        o.int("ioWriteBytes", ioWriteBytes)
         o.string("kind", kind)
+        o.int("memoryPeakBytes", memoryPeakBytes)
         if partial { o.bool("partial", true) }
         o.string("previousRunId", previousRunId)
         o.int("progressCompleted", progressCompleted)
@@ -162,5 +181,10 @@ public struct RunInfo: Hashable, Sendable {
         progressCompleted = json["progressCompleted"]?.intValue
         progressTotal = json["progressTotal"]?.intValue
         status = json["status"]?.stringValue
+        failureReason = json["failureReason"]?.stringValue
+        cpuUSec = number("cpuUSec")
+        memoryPeakBytes = number("memoryPeakBytes")
+        ioReadBytes = number("ioReadBytes")
+        ioWriteBytes = number("ioWriteBytes")
     }
 }

@@ -82,7 +82,14 @@ public enum SchedulerInterface {
           # What the handler last reported: units done, of how many, and a line of status.
           progressCompleted: ?int,
           progressTotal: ?int,
-          status: ?string
+          status: ?string,
+          # Why a failed run failed beyond its exit: oom (its cgroup's MemoryMax=).
+          failureReason: ?string,
+          # What a command's run used: CPU time, peak memory, bytes read and written.
+          cpuUSec: ?int,
+          memoryPeakBytes: ?int,
+          ioReadBytes: ?int,
+          ioWriteBytes: ?int
         )
 
         # A task, its runs and its schedule.

@@ -13,14 +13,16 @@ final class Recorder: Sendable {
     let dropped = Mutex<[Int]>([])
     /// The lines written to the notify descriptor, in order.
     let notifications = Mutex<[String]>([])
+    let usage = Mutex<RunUsage?>(nil)
     let (ended, continuation) = AsyncStream.makeStream(of: Termination.self)
 
     func spawn(
         _ argv: [String], env: [String] = ["PATH=/usr/bin:/bin"], stdin: String? = nil, cwd: String? = nil,
-        identity: ExecIdentity = ExecIdentity(), limit: OutputRateLimit = .off
+        identity: ExecIdentity = ExecIdentity(), limit: OutputRateLimit = .off, cgroup: RunCgroup? = nil
     ) throws -> CommandProcess {
         try CommandProcess.spawn(
             argv: argv, environment: env, workingDirectory: cwd, stdin: stdin, identity: identity, outputLimit: limit,
+            cgroup: cgroup,
             onOutput: { output in
                 switch output {
                 case .line(let line): self.lines.withLock { $0.append(line) }
@@ -28,7 +30,8 @@ final class Recorder: Sendable {
                 case .notification(let line): self.notifications.withLock { $0.append(line) }
                 }
             },
-            onExit: { t in
+            onExit: { t, usage in
+                self.usage.withLock { $0 = usage }
                 self.continuation.yield(t)
                 self.continuation.finish()
             })

@@ -27,7 +27,8 @@ struct TaskFileKeysTests {
         "Exec": [
             "ExecStart": "/bin/echo other", "Environment": "A=1", "WorkingDirectory": "/tmp", "KillSignal": "SIGINT",
             "User": "0", "Group": "0", "SupplementaryGroups": "0", "UMask": "0077", "Nice": "5",
-            "LogRateLimitIntervalSec": "1s", "LogRateLimitBurst": "5",
+            "LogRateLimitIntervalSec": "1s", "LogRateLimitBurst": "5", "MemoryMax": "64M", "MemoryHigh": "48M",
+            "CPUQuota": "50%", "CPUWeight": "20", "IOWeight": "30", "TasksMax": "16",
         ],
     ]
 
@@ -122,5 +123,20 @@ struct TaskFileKeysTests {
         #expect(d?.catchUp == CatchUpPolicy.none && d?.catchUpWindow == .seconds(6 * 3600) && d?.sleep == .block)
         let (_, bad) = ConfigLoader.parseTaskText(Self.plain + "[Timer]\nCatchUp=some\n", path: "/t.task")
         #expect(bad.map(\.description).joined().contains("'some' is not none, latest or all"))
+    }
+
+    @Test("the resource keys, as systemd writes them, and the cgroup files they make")
+    func resources() {
+        let (d, _) = ConfigLoader.parseTaskText(
+            "[Exec]\nExecStart=/bin/true\nMemoryMax=1G\nMemoryHigh=infinity\nCPUQuota=150%\nTasksMax=32\n",
+            path: "/t.task")
+        guard case .command(let spec)? = d?.handler else { return #expect(Bool(false)) }
+        #expect(spec.limits.memoryMax == 1 << 30 && spec.limits.memoryHigh == nil && spec.limits.tasksMax == 32)
+        #expect(
+            spec.limits.files.map { "\($0.file)=\($0.value)" } == [
+                "memory.max=1073741824", "cpu.max=150000 100000", "pids.max=32",
+            ])
+        let (_, bad) = ConfigLoader.parseTaskText("[Exec]\nExecStart=/bin/true\nCPUQuota=half\n", path: "/t.task")
+        #expect(bad.map(\.description).joined().contains("'half' is not a percentage above 0%"))
     }
 }

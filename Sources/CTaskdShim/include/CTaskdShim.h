@@ -71,18 +71,22 @@ struct taskd_exec_identity {
     mode_t umask;
     int set_nice;          ///< setpriority(PRIO_PROCESS, 0, nice) when non-zero
     int nice;
+    int set_cgroup;        ///< write "0" to cgroup_fd (a cgroup.procs) first, when non-zero
+    int cgroup_fd;
 };
 
 /// The step of taskd_spawn_as that failed, reported through *failed_step.
 enum taskd_spawn_step {
     TASKD_STEP_FORK = 1, TASKD_STEP_SETPGID, TASKD_STEP_FDS, TASKD_STEP_NICE, TASKD_STEP_GROUPS,
-    TASKD_STEP_GID, TASKD_STEP_UID, TASKD_STEP_CHDIR, TASKD_STEP_EXEC,
+    TASKD_STEP_GID, TASKD_STEP_UID, TASKD_STEP_CHDIR, TASKD_STEP_EXEC, TASKD_STEP_CGROUP,
 };
 
-/// fork + exec for a command that changes identity (posix_spawn cannot): the child leads its own
-/// process group, has every signal reset and unblocked, fds 0-3 from in/out/err/notify and nothing
-/// else open, then nice, umask, groups, gid, uid, chdir (as the new user), execve. Only async-signal-safe
-/// calls and raw syscalls run in the child. Returns the pid once the exec has succeeded, or -1 with
+/// vfork + exec for a command that changes identity or enters a cgroup (posix_spawn can do
+/// neither): the child moves itself into its cgroup (before it could fork), leads its own process
+/// group, has every signal reset and unblocked, fds 0-3 from in/out/err/notify and nothing else
+/// open, then nice, umask, groups, gid, uid, chdir (as the new user), execve. Only
+/// async-signal-safe calls and raw syscalls run in the child, which shares the parent's memory
+/// until it execs (all signals stay blocked until it has reset their handlers). Returns the pid once the exec has succeeded, or -1 with
 /// errno and *failed_step set (the failed child already reaped).
 pid_t taskd_spawn_as(const char *path, char *const argv[], char *const envp[], int in, int out, int err, int notify,
                      const char *cwd, const struct taskd_exec_identity *identity, int *failed_step);
@@ -96,3 +100,6 @@ int taskd_monotonic_timer_arm(int fd, uint64_t usec);
 /// Limits glibc's malloc arenas to `limit` (mallopt M_ARENA_MAX) unless MALLOC_ARENA_MAX, or an
 /// arena_max in GLIBC_TUNABLES, is set in the environment. 1 if set, 0 if the environment wins.
 int taskd_limit_malloc_arenas(int limit);
+
+/// getxattr(2) (the Glibc module does not export it): the attribute's size, or -1 with errno.
+long taskd_getxattr(const char *path, const char *name, void *value, unsigned long size);

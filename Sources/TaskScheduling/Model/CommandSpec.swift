@@ -27,6 +27,11 @@ public struct CommandSpec: Hashable, Sendable {
         get { options.outputLimit }
         set { options.outputLimit = newValue }
     }
+    /// `MemoryMax=` and the other resource keys, applied to the run's cgroup.
+    public var limits: ResourceLimits {
+        get { options.limits }
+        set { options.limits = newValue }
+    }
 
     public init(
         argv: [String], environment: [String] = [], workingDirectory: String? = nil, killSignal: Int32 = 15,

@@ -41,6 +41,8 @@ public struct Run: Hashable, Sendable {
     /// True when the handler ended by itself and successfully after cancellation was signalled
     /// (a Swift handler returned, a command exited 0): done, partially. Such a run is not retried.
     public var partial = false
+    /// What a command's run used (CPU, memory, IO), once it ended.
+    public var usage: RunUsage?
     /// What the handler last said of its progress, if it did.
     public var progress: RunProgress?
     /// `ProgressTimeoutSec=` of its task when it started, in µs (0: none).

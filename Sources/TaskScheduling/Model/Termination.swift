@@ -10,6 +10,9 @@ public enum Termination: Hashable, Sendable {
     case threw(String)
     /// A Swift handler threw `TaskError.doNotRetry`: it failed and asks for no retry.
     case threwNoRetry(String)
+    /// A command's cgroup reached `MemoryMax=` and the kernel's OOM killer killed it (outcome
+    /// `failed`, reason `oom`).
+    case outOfMemory
     /// The handler could not be started at all (for example, the executable is missing).
     case spawnFailed(String)
 

@@ -299,7 +299,7 @@ public struct Scheduler: Sendable {
     /// The handler of `runID` ended (`result`: what a Swift handler returned, as JSON). A run the
     /// scheduler no longer tracks (abandoned) is ignored.
     public mutating func handlerEnded(
-        runID: String, termination: Termination, result: String? = nil, at now: ClockReading
+        runID: String, termination: Termination, result: String? = nil, usage: RunUsage? = nil, at now: ClockReading
     ) -> [SchedulerAction] {
         if runs[runID] == nil, abandoned.removeValue(forKey: runID) != nil {
             // An abandoned attempt returned at last: its retry, waiting for it, may start now.
@@ -309,6 +309,7 @@ public struct Scheduler: Sendable {
             return []
         }
         runs[runID]?.result = result
+        runs[runID]?.usage = usage
         return finish(runID, termination: termination, at: now)
     }
 

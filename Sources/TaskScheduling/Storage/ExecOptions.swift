@@ -6,4 +6,5 @@ struct ExecOptions: Hashable, Sendable {
     var killSignal: Int32
     var identity: ExecIdentity
     var outputLimit: OutputRateLimit
+    var limits = ResourceLimits()
 }

@@ -24,6 +24,10 @@ actor Daemon {
     private let journal: EventJournal
     private let notifier: ServiceNotifier
     private let stateDirectory: String
+    /// Where command runs get cgroups of their own (nil: process groups).
+    private let cgroups: RunCgroups?
+    /// Tasks whose resource limits were reported as not applied (said once per task).
+    private var limitsReported: Set<TaskKey> = []
     private let store: StateStore
     private let loadConfig: @Sendable () -> LoadedConfig
     private var records: [TaskKey: TaskRecord]
@@ -67,7 +71,7 @@ actor Daemon {
 
     init(
         config: LoadedConfig, handlers: [String: TaskHandler], journal: EventJournal, notifier: ServiceNotifier,
-        stateDirectory: String, store: StateStore, records: [TaskKey: TaskRecord],
+        stateDirectory: String, cgroups: RunCgroups? = nil, store: StateStore, records: [TaskKey: TaskRecord],
         loadConfig: @escaping @Sendable () -> LoadedConfig
     ) {
         scheduler = Scheduler(
@@ -81,6 +85,7 @@ actor Daemon {
         self.journal = journal
         self.notifier = notifier
         self.stateDirectory = stateDirectory
+        self.cgroups = cgroups
         self.store = store
         self.records = records
         self.loadConfig = loadConfig
@@ -361,7 +366,7 @@ actor Daemon {
 
     // MARK: Handler ends and time
 
-    func handlerEnded(runID: String, termination: Termination, result: String? = nil) {
+    func handlerEnded(runID: String, termination: Termination, result: String? = nil, usage: RunUsage? = nil) {
         guard scheduler.runs[runID] != nil else {
             // An abandoned Swift task finished after all: fenced, never recorded as the task's result;
             // a retry that waits for it may start now.
@@ -371,7 +376,9 @@ actor Daemon {
             perform(scheduler.handlerEnded(runID: runID, termination: termination, at: SystemClock.now()))
             return
         }
-        perform(scheduler.handlerEnded(runID: runID, termination: termination, result: result, at: SystemClock.now()))
+        perform(
+            scheduler.handlerEnded(
+                runID: runID, termination: termination, result: result, usage: usage, at: SystemClock.now()))
     }
 
     /// The wall clock was set or the local time zone changed: re-arm calendar timers and journal it.
@@ -641,12 +648,14 @@ actor Daemon {
             return .spawnFailed("unknown task")
         }
         let journal = self.journal
+        var cgroup: RunCgroup?
         do {
+            cgroup = try makeCgroup(run, limits: spec.limits)
             let process = try CommandProcess.spawn(
                 argv: spec.argv,
                 environment: HandlerEnvironment.build(run: run, spec: spec, stateDirectory: stateDirectory),
                 workingDirectory: spec.workingDirectory, stdin: run.payload,
-                identity: spec.identity, outputLimit: spec.outputLimit,
+                identity: spec.identity, outputLimit: spec.outputLimit, cgroup: cgroup,
                 onOutput: { [weak self] output in
                     guard case .notification(let line) = output else {
                         return journal.output(output, run: run, limit: spec.outputLimit)
@@ -654,14 +663,30 @@ actor Daemon {
                     guard let report = NotifyLine.parse(line[...]) else { return }
                     self?.onLoop { $0.progressReported(runID: run.id, report) }
                 },
-                onExit: { [weak self] termination in
-                    self?.onLoop { $0.handlerEnded(runID: run.id, termination: termination) }
+                onExit: { [weak self] termination, usage in
+                    self?.onLoop { $0.handlerEnded(runID: run.id, termination: termination, usage: usage) }
                 })
             active[run.id] = .command(process, killSignal: spec.killSignal)
             return nil
         } catch {
+            cgroup?.remove()
             return .spawnFailed(error.message)
         }
+    }
+
+    /// The run's cgroup, if runs get one; resource limits that cannot apply (no run cgroups, or
+    /// a controller systemd did not give) are journaled once per task.
+    private func makeCgroup(_ run: Run, limits: ResourceLimits) throws(SpawnError) -> RunCgroup? {
+        var unapplied: [String] = []
+        let cgroup = try cgroups?.make(runID: run.id, limits: limits, unapplied: &unapplied)
+        if cgroup == nil && !limits.isEmpty { unapplied = limits.files.map { "\($0.file)=\($0.value)" } }
+        if !unapplied.isEmpty, limitsReported.insert(run.key).inserted {
+            journal.daemon(
+                .configError, 4,
+                "\(run.key): resource limits not applied (\(unapplied.joined(separator: ", "))): "
+                    + (cgroups == nil ? "command runs have no cgroup of their own" : "the controller is not delegated"))
+        }
+        return cgroup
     }
 
     /// Starts a Swift handler on `HandlerExecutor`; fails if none is registered for the task.

@@ -121,7 +121,23 @@ package struct DaemonProcess: Sendable {
         let socketPath = options.socketPath ?? config.daemon.socketPath ?? DefaultPaths.socketPath
         signal(SIGPIPE, SIG_IGN)
         let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP])
-        ProcessReaper.shared.becomeSubreaper()
+        // Each command run in a cgroup of its own where systemd delegated taskd's; else process
+        // groups, whose orphans taskd reaps as their subreaper (a cgroup's go to PID 1).
+        let (cgroups, noCgroups) = RunCgroups.setUp(
+            config.daemon.runCgroups.flatMap(RunCgroups.Mode.init(rawValue:)) ?? .auto)
+        if let cgroups {
+            journal.daemon(
+                .runCgroups, 6,
+                "each command run gets a cgroup of its own below \(cgroups.root)"
+                    + " (controllers: \(cgroups.controllers.isEmpty ? "none" : cgroups.controllers.joined(separator: " ")))",
+                [("TASKD_CGROUP", cgroups.root)])
+        } else {
+            ProcessReaper.shared.becomeSubreaper()
+            journal.daemon(
+                .runCgroups, 5,
+                "command runs are contained by process group, not cgroup: \(noCgroups); a command that calls setsid() escapes its budget's kill"
+            )
+        }
 
         let server: ControlSocketServer
         do {
@@ -157,7 +173,7 @@ package struct DaemonProcess: Sendable {
         let example = config.tasks.first?.key.identifier
         let daemon = Daemon(
             config: consume config, handlers: handlers, journal: journal, notifier: notifier,
-            stateDirectory: stateDirectory,
+            stateDirectory: stateDirectory, cgroups: cgroups,
             store: store, records: records,
             loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks, required: required) })
         // The parsed files are garbage now: give their pages back (0.8 MiB with 10,000 tasks).

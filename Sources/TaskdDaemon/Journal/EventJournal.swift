@@ -125,6 +125,7 @@ package struct EventJournal: Sendable {
         case .threw(let e)?: return "threw \(e)"
         case .threwNoRetry(let e)?: return "threw PermanentFailure: \(e)"
         case .spawnFailed(let e)?: return "could not start: \(e)"
+        case .outOfMemory?: return "killed by the OOM killer at its MemoryMax="
         case nil: return "no result"
         }
     }
@@ -158,7 +159,17 @@ package struct EventJournal: Sendable {
         case .exited(let code)?: entry.set("TASK_EXIT_STATUS", String(code))
         case .signaled(let s)?: entry.set("TASK_SIGNAL", SignalNames.name(s))
         case .threw(let e)?, .threwNoRetry(let e)?, .spawnFailed(let e)?: entry.set("TASK_ERROR", e)
+        case .outOfMemory?:
+            entry.set("TASK_SIGNAL", "SIGKILL")
+            entry.set("TASK_FAILURE_REASON", "oom")
         case .returned?, nil: break
+        }
+        if let usage = run.usage {
+            if let cpu = usage.cpuUSec { entry.set("TASK_CPU_USEC", String(cpu)) }
+            if let peak = usage.memoryPeakBytes { entry.set("TASK_MEMORY_PEAK_BYTES", String(peak)) }
+            if let read = usage.ioReadBytes { entry.set("TASK_IO_READ_BYTES", String(read)) }
+            if let written = usage.ioWriteBytes { entry.set("TASK_IO_WRITE_BYTES", String(written)) }
+            entry.set("TASK_USAGE_SOURCE", usage.source)
         }
     }
 

@@ -28,4 +28,5 @@ public enum MessageID: String, CaseIterable, Sendable {
     case runRequested = "81196e10e9334200ab13389f8581dc84"
     case systemSleeps = "510bad1e3ba244c1b7c37bb96e02db20"
     case systemResumed = "2529a30a642f41eaaad1ad649f091839"
+    case runCgroups = "3b5900196c46407480b2b42c60bd71e8"
 }

@@ -1,0 +1,98 @@
+import CTaskdShim
+import TaskScheduling
+import TaskdIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where command runs get cgroups of their own: taskd's cgroup, once systemd delegated it
+/// (`Delegate=yes`). taskd moves itself into `taskd/` below it (a cgroup with children may hold no
+/// process once controllers are enabled for them), enables the controllers it was given, and
+/// makes each run's `run-ID` beside it.
+public struct RunCgroups: Sendable {
+    /// `[Daemon] RunCgroups=`.
+    public enum Mode: String, Sendable {
+        /// When systemd delegated taskd's cgroup (its `trusted.delegate` or `user.delegate` mark).
+        case auto
+        /// Whenever taskd's cgroup (v2) is writable: for tests and measurements outside systemd.
+        case yes
+        case no
+    }
+
+    /// taskd's own cgroup, the runs' parent.
+    public let root: String
+    /// The controllers enabled for the runs (`memory`, `cpu`, `io`, `pids`, those it was given).
+    public let controllers: [String]
+
+    /// Sets up run cgroups as `mode` allows: the cgroups, or nil and why not (said once at start).
+    public static func setUp(_ mode: Mode) -> (cgroups: RunCgroups?, why: String) {
+        guard mode != .no else { return (nil, "RunCgroups=no") }
+        guard let own = ownCgroup() else { return (nil, "no cgroup v2 hierarchy") }
+        if mode == .auto && !isDelegated(own) {
+            return (nil, "\(own) is not delegated to taskd (Delegate=yes in its unit)")
+        }
+        let home = own + "/taskd"
+        guard mkdir(home, 0o755) == 0 || errno == EEXIST else {
+            return (nil, "cannot make \(home): \(String(cString: strerror(errno)))")
+        }
+        guard RunCgroup.write(home + "/cgroup.procs", String(getpid())) else {
+            return (nil, "cannot move taskd into \(home): \(String(cString: strerror(errno)))")
+        }
+        removeStale(own)
+        let available = (RunCgroup.read(own + "/cgroup.controllers") ?? "").split(separator: " ").map {
+            $0.filter { !$0.isWhitespace }
+        }
+        let wanted = ["cpu", "io", "memory", "pids"].filter(available.contains)
+        var enabled: [String] = []
+        for controller in wanted where RunCgroup.write(own + "/cgroup.subtree_control", "+" + controller) {
+            enabled.append(controller)
+        }
+        return (RunCgroups(root: own, controllers: enabled), "")
+    }
+
+    /// The run's cgroup, limits written.
+    public func make(runID: String, limits: ResourceLimits, unapplied: inout [String]) throws(SpawnError) -> RunCgroup {
+        try RunCgroup(parent: root, name: "run-" + runID, limits: limits, unapplied: &unapplied)
+    }
+
+    /// `/sys/fs/cgroup/…` of this process in the v2 hierarchy, from /proc/self/cgroup and mountinfo.
+    static func ownCgroup() -> String? {
+        guard let lines = RunCgroup.read("/proc/self/cgroup")?.split(separator: "\n"),
+            let line = lines.first(where: { $0.hasPrefix("0::") }),
+            let mount = RunCgroup.read("/proc/self/mountinfo")?.split(separator: "\n").first(where: {
+                $0.contains(" - cgroup2 ")
+            })
+        else { return nil }
+        let fields = mount.split(separator: " ")
+        guard fields.count > 4 else { return nil }
+        var path = String(line.dropFirst(3))
+        // A process already moved into taskd/ (a restart in place) names its parent.
+        if path.hasSuffix("/taskd") { path.removeLast("/taskd".count) }
+        let root = String(fields[4]) + (path == "/" ? "" : path)
+        return access(root + "/cgroup.procs", W_OK) == 0 ? root : nil
+    }
+
+    /// systemd marks a delegated cgroup with the `trusted.delegate` (root) or `user.delegate` xattr.
+    static func isDelegated(_ path: String) -> Bool {
+        ["trusted.delegate", "user.delegate"].contains { name in
+            var value = [UInt8](repeating: 0, count: 8)
+            let n = taskd_getxattr(path, name, &value, UInt(value.count))
+            return n > 0 && value[0] == UInt8(ascii: "1")
+        }
+    }
+
+    /// Run cgroups an earlier taskd left (it was killed): emptied and removed.
+    static func removeStale(_ own: String) {
+        guard let dir = opendir(own) else { return }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix("run-") else { continue }
+            _ = RunCgroup.write(own + "/" + name + "/cgroup.kill", "1")
+            rmdir(own + "/" + name)
+        }
+    }
+}
