@@ -482,6 +482,38 @@ class Bench:
                     floor_name=floor_name, goal=f"≥ 20,000/s, {flat}" if required else f"— (the disk's limit; {flat})",
                     check=(lambda r: rate >= 20_000 and after <= before * 1.2 + 2) if required else None)
 
+    def metrics_scrape(self):
+        """A Varlink Metrics call (connect, request, the whole OpenMetrics text back) against a taskd
+        with 10,000 tasks in the mixed shapes, after some of them ran."""
+        count = self.n(10_000, 1000)
+        p, sock, _ = self.daemon("metrics", self.mixed_tasks(count), binary="taskd")
+        for i in range(0, count, count // 100):
+            wake = json.dumps({"method": "io.taskd.Scheduler.Wake", "parameters": {"target": f"m{i}"}})
+            self.varlink(sock, wake)
+        request = json.dumps({"method": "io.taskd.Scheduler.Metrics", "parameters": {}})
+        times, size = [], 0
+        for _ in range(self.n(20, 3)):
+            t0 = time.perf_counter_ns()
+            size = len(self.varlink(sock, request))
+            times.append(time.perf_counter_ns() - t0)
+        self.stop(p)
+        self.record(f"metrics scrape, {count:,} tasks ({size / 1e6:.1f} MB)", "ms", times, goal="≤ 50 ms",
+                    check=lambda r: r["taskd"]["median"] <= 50e6)
+
+    @staticmethod
+    def varlink(path, request):
+        """One Varlink call on a fresh connection; the reply's bytes."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(path)
+            s.sendall(request.encode() + b"\0")
+            reply = b""
+            while not reply.endswith(b"\0"):
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    break
+                reply += chunk
+            return reply
+
     def startup(self):
         count = self.n(10_000, 1000)
         tasks = self.far_tasks(count)
@@ -501,7 +533,7 @@ def main():
     parser.add_argument("--peer-python")
     parser.add_argument("--json", default="bench-results.json")
     parser.add_argument("--smoke", action="store_true")
-    scenarios = ["wake_latency", "timer_lateness", "idle_and_memory", "sustained", "startup"]
+    scenarios = ["wake_latency", "timer_lateness", "idle_and_memory", "sustained", "metrics_scrape", "startup"]
     parser.add_argument("--only", choices=scenarios, action="append",
                         help="run just this scenario (repeatable); the default is all of them")
     args = parser.parse_args()

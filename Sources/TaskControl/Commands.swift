@@ -107,6 +107,10 @@ enum Commands {
             return "\(run.task): wake refused: the queue is full (QueueLimit=) and its payload differs from "
                 + "that of the last queued run, \(run.runId)"
         }
+        if run.disposition == .paused {
+            return
+                "\(run.task): paused: the wake was recorded (run \(run.runId)) and not run; taskctl resume \(run.task)"
+        }
         if !run.hasEnded {
             switch run.disposition {
             case .coalesced:
@@ -115,7 +119,7 @@ enum Commands {
             case .queued: return "\(head) queued behind the run in progress (Overlap=queue)"
             case .started where run.waitingFor != nil:
                 return "\(head) waiting: \(run.waitingFor!) (trigger \(run.trigger.rawValue))"
-            case .started, .refused:
+            case .started, .refused, .paused:
                 let attempt = run.attempt > 1 ? ", attempt \(run.attempt)" : ""
                 let budget = Terminal.span(run.budgetUSec)
                 return "\(head) \(run.state.rawValue) (trigger \(run.trigger.rawValue)\(attempt), budget \(budget))"
@@ -142,15 +146,20 @@ enum Commands {
         return text
     }
 
-    static func list(json: Bool, socket: String) throws(Failure) -> ExitCode {
+    static func list(failed: Bool = false, overdue: Bool = false, json: Bool, socket: String) throws(Failure)
+        -> ExitCode
+    {
         let reply = try call(socket, SchedulerInterface.list)
-        let tasks = (reply.parameters["tasks"]?.arrayValue ?? []).compactMap(TaskInfo.init(json:))
+        let tasks = (reply.parameters["tasks"]?.arrayValue ?? []).compactMap(TaskInfo.init(json:)).filter { t in
+            let lastFailed = [.failed, .expired, .killed].contains(t.last?.state)
+            return (!failed || t.consecutiveFailures > 0 || lastFailed) && (!overdue || t.overdue)
+        }
         if json {
             Terminal.out(JSONValue.array(tasks.map(\.json)).description)
             return .success
         }
         let now = Terminal.nowUSec()
-        var rows = [["NAME", "KIND", "HANDLER", "STATE", "NEXT", "LEFT", "LAST", "PASSED", "OUTCOME"]]
+        var rows = [["NAME", "KIND", "HANDLER", "STATE", "NEXT", "LEFT", "LAST", "PASSED", "RESULT"]]
         for t in tasks { rows.append(listRow(t, now: now)) }
         Terminal.out(Terminal.table(rows))
         Terminal.out("\n\(tasks.count) task(s).")
@@ -162,11 +171,15 @@ enum Commands {
         let lastStart: UInt64? = t.last.map { $0.startedUSec ?? $0.queuedUSec }
         var state = t.current.map { $0.waitingFor != nil ? "waiting" : $0.state.rawValue } ?? "idle"
         if !t.queue.isEmpty { state += " +\(t.queue.count)" }
+        if t.paused { state = t.current == nil ? "paused" : state + ", paused" }
+        var result = t.last?.state.rawValue ?? "-"
+        if t.consecutiveFailures > 1 { result += " (\(t.consecutiveFailures) in a row)" }
+        if t.overdue { result += ", overdue" }
         let left: String = next.map { $0 > now ? Terminal.span($0 - now, coarse: true) : "now" } ?? "-"
         let passed: String = lastStart.map { now > $0 ? Terminal.span(now - $0, coarse: true) + " ago" : "now" } ?? "-"
         return [
             t.name, t.kind, t.handler, state, next.map(Terminal.time) ?? "-", left,
-            lastStart.map(Terminal.time) ?? "-", passed, t.last?.state.rawValue ?? "-",
+            lastStart.map(Terminal.time) ?? "-", passed, result,
         ]
     }
 
@@ -192,6 +205,16 @@ enum Commands {
             return "\(run.state.rawValue), run \(run.runId)\(since)\(waits)"
         }
         lines.append("        State: " + (current ?? "idle"))
+        if let since = task.pausedSinceUSec {
+            let until = task.pausedUntilUSec.map { " until \(Terminal.time($0))" } ?? " until resumed"
+            let note = task.pauseNote.map { $0.isEmpty ? "" : " (\($0))" } ?? ""
+            lines.append("       Paused: since \(Terminal.time(since))\(until)\(note)")
+        }
+        var health: [String] = []
+        if task.overdue { health.append("overdue") }
+        if task.consecutiveFailures > 0 { health.append("\(task.consecutiveFailures) failure(s) in a row") }
+        if let last = task.lastSuccessUSec { health.append("last success \(Terminal.time(last))") }
+        if !health.isEmpty { lines.append("       Health: " + health.joined(separator: ", ")) }
         if let run = task.current, let progress = progressLine(run) {
             lines.append("     Progress: " + progress.dropFirst(run.task.count + 2))
         }
@@ -207,6 +230,57 @@ enum Commands {
             lines.append((i == 0 ? "       Recent: " : "               ") + "\(when) \(describe(run))")
         }
         Terminal.out(lines.joined(separator: "\n"))
+        return .success
+    }
+
+    static func pause(_ target: String, until: UInt64?, note: String?, json: Bool, socket: String) throws(Failure)
+        -> ExitCode
+    {
+        var parameters: [String: JSONValue] = ["target": .string(target)]
+        if let until { parameters["untilUSec"] = .int(Int64(clamping: until)) }
+        if let note { parameters["note"] = .string(note) }
+        let tasks = try call(socket, SchedulerInterface.pause, parameters).parameters["tasks"]?.arrayValue ?? []
+        if json {
+            Terminal.out(JSONValue.array(tasks).description)
+        } else {
+            let until = until.map { " until \(Terminal.time($0))" } ?? " until taskctl resume"
+            for task in tasks { Terminal.out("\(task.stringValue ?? ""): paused\(until)") }
+        }
+        return .success
+    }
+
+    static func resume(_ target: String, json: Bool, socket: String) throws(Failure) -> ExitCode {
+        let tasks =
+            try call(socket, SchedulerInterface.resume, ["target": .string(target)]).parameters["tasks"]?
+            .arrayValue ?? []
+        if json {
+            Terminal.out(JSONValue.array(tasks).description)
+        } else if tasks.isEmpty {
+            Terminal.out("\(target): nothing was paused")
+        } else {
+            for task in tasks { Terminal.out("\(task.stringValue ?? ""): resumed") }
+        }
+        return .success
+    }
+
+    static func why(_ name: String, json: Bool, socket: String) throws(Failure) -> ExitCode {
+        let reply = try call(socket, SchedulerInterface.why, ["name": .string(name)])
+        if json {
+            Terminal.out(JSONValue.object(reply.parameters).description)
+            return .success
+        }
+        var lines = ["\(reply.parameters["task"]?.stringValue ?? name):"]
+        for reason in reply.parameters["reasons"]?.arrayValue ?? [] {
+            let id = reason["messageId"]?.stringValue.map { "  [MESSAGE_ID=\($0)]" } ?? ""
+            lines.append("  \(reason["text"]?.stringValue ?? "")\(id)")
+        }
+        Terminal.out(lines.joined(separator: "\n"))
+        return .success
+    }
+
+    static func metrics(socket: String) throws(Failure) -> ExitCode {
+        let reply = try call(socket, SchedulerInterface.metrics)
+        Terminal.raw(reply.parameters["text"]?.stringValue ?? "")
         return .success
     }
 

@@ -15,7 +15,14 @@ public enum Taskctl {
                               start a run of every task TARGET names (a name, a kind, or
                               kind:identifier), or join the run in progress; --wait follows the
                               runs to their end and exits 0 only if every one completed
-          list                every task: state, next timer elapse, last outcome
+          list [--failed] [--overdue]
+                              every task: state, next timer elapse, last result; --failed: those
+                              whose last runs failed, --overdue: those overdue
+          pause TARGET [--until SPAN] [--note TEXT]
+                              record the timers and wakes of every task TARGET names, run none
+          resume TARGET       run them again
+          why NAME            what decides, now, whether the task runs
+          metrics             every task's metrics, in the OpenMetrics text format
           status NAME         one task: its run in progress, last run, schedule
           history NAME [-n N] the task's last runs, newest first
           cancel TARGET|RUNID cancel one run, or the run in progress, queued runs and pending
@@ -78,7 +85,41 @@ public enum Taskctl {
           --events        with --wait: every change as it comes, one JSON object per line,
                           {"runs": [...], "final": false}, the last one "final": true
         """,
-        "list": "Usage: taskctl list [--json]\n\nEvery task with its state, next timer elapse and last outcome.",
+        "list": """
+        Usage: taskctl list [--failed] [--overdue] [--json]
+
+        Every task with its state (idle, running, waiting, paused…), next timer elapse and last
+        result (with the failures in a row, and overdue).
+          --failed   only tasks whose last runs failed (a failure in a row, or a last run failed,
+                     expired or killed)
+          --overdue  only tasks with no completed run for their ExpectSuccessWithinSec=
+        """,
+        "pause": """
+        Usage: taskctl pause TARGET [--until SPAN] [--note TEXT] [--json]
+
+        Pauses every task TARGET names: its timers and wakes are recorded (a run that ends at once,
+        cancelled, reason paused; a wake says "paused") and not run, until taskctl resume, or for
+        SPAN (5min, 2h, 1d). A run in progress goes on. Kept across restarts.
+          --until SPAN  resume by itself after SPAN
+          --note TEXT   why, shown by status, why and the journal
+        """,
+        "resume": "Usage: taskctl resume TARGET [--json]\n\nResumes every paused task TARGET names.",
+        "why": """
+        Usage: taskctl why NAME [--json]
+
+        What decides, now, whether the task runs, the most decisive first: paused, running, waiting
+        for conditions or a free slot, queued behind a run, a trigger joining the run in progress,
+        a retry pending, the next timer, overdue, failures in a row, the last refusal, the last
+        result. Each line names the journal MESSAGE_ID of the entries behind it
+        (journalctl MESSAGE_ID=… TASK=NAME).
+        """,
+        "metrics": """
+        Usage: taskctl metrics
+
+        Every task's metrics and taskd's, in the OpenMetrics text format (as Prometheus reads it):
+        last success and next run timestamps, runs by outcome, a histogram of their durations,
+        failures in a row, overdue and paused tasks, runs active and waiting, wakes served.
+        """,
         "status":
             "Usage: taskctl status NAME [--json]\n\nOne task (a name or kind:identifier): current run, last run, schedule.",
         "cancel": """
@@ -168,9 +209,31 @@ public enum Taskctl {
             return try Commands.wake(
                 parameters, wait: args.flags.contains("--wait"), json: json, events: events, socket: socket(args))
         case "list":
-            try args.check(allowed: [])
+            try args.check(allowed: ["--failed", "--overdue"])
             guard args.positional.isEmpty else { throw UsageError("list takes no arguments") }
-            return try Commands.list(json: json, socket: socket(args))
+            return try Commands.list(
+                failed: args.flags.contains("--failed"), overdue: args.flags.contains("--overdue"), json: json,
+                socket: socket(args))
+        case "pause":
+            try args.check(allowed: ["--until", "--note"])
+            let until = try args.options["--until"].map { text throws(UsageError) -> UInt64 in
+                guard let span = try? TimeSpan(parsing: text), !span.isInfinite, span.microseconds > 0 else {
+                    throw UsageError("--until needs a time span above 0, such as 30min or 2h")
+                }
+                return Terminal.nowUSec() + span.microseconds
+            }
+            return try Commands.pause(
+                try one("TARGET"), until: until, note: args.options["--note"], json: json, socket: socket(args))
+        case "resume":
+            try args.check(allowed: [])
+            return try Commands.resume(try one("TARGET"), json: json, socket: socket(args))
+        case "why":
+            try args.check(allowed: [])
+            return try Commands.why(try one("NAME"), json: json, socket: socket(args))
+        case "metrics":
+            try args.check(allowed: [])
+            guard args.positional.isEmpty else { throw UsageError("metrics takes no arguments") }
+            return try Commands.metrics(socket: socket(args))
         case "status":
             try args.check(allowed: [])
             return try Commands.status(try one("NAME"), json: json, socket: socket(args))

@@ -154,12 +154,16 @@ public enum ConfigLoader {
                 continue
             }
             switch e.key {
-            case "StateDirectory", "Socket":
+            case "StateDirectory", "Socket", "MetricsFile":
                 guard e.value.hasPrefix("/") else {
                     diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not an absolute path"))
                     continue
                 }
-                if e.key == "Socket" { settings.socketPath = e.value } else { settings.stateDirectory = e.value }
+                switch e.key {
+                case "Socket": settings.socketPath = e.value
+                case "MetricsFile": settings.metricsFile = e.value
+                default: settings.stateDirectory = e.value
+                }
             case "AllowUsers", "AllowGroups":
                 do throws(ConfigDiagnostic) {
                     if e.key == "AllowUsers" {

@@ -81,6 +81,18 @@ enum TaskFileKeys {
             },
             "Sleep": { f, e throws(ConfigDiagnostic) in f.definition.sleep = try choice(e, "cancel or block") },
             "History": { f, e throws(ConfigDiagnostic) in f.definition.historySize = try integer(e, in: 0...10_000) },
+            "ExpectSuccessWithinSec": { f, e throws(ConfigDiagnostic) in
+                f.definition.expectSuccessWithin = try finiteSpan(e)
+            },
+            "AlertAfterFailures": { f, e throws(ConfigDiagnostic) in
+                f.definition.alertAfterFailures = try integer(e, in: 0...10_000)
+            },
+            "PauseAfterFailures": { f, e throws(ConfigDiagnostic) in
+                f.definition.pauseAfterFailures = try integer(e, in: 0...10_000)
+            },
+            "OnSuccess": { f, e throws(ConfigDiagnostic) in try f.append(\.definition.onSuccess, e, targets) },
+            "OnFailure": { f, e throws(ConfigDiagnostic) in try f.append(\.definition.onFailure, e, targets) },
+            "OnOverdue": { f, e throws(ConfigDiagnostic) in try f.append(\.definition.onOverdue, e, targets) },
             "WakeUsers": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeUsers, e, users) },
             "WakeGroups": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeGroups, e, groups) },
         ],
@@ -288,6 +300,16 @@ enum TaskFileKeys {
         guard let value = UInt64(digits) else { return nil }
         let (bytes, overflow) = value.multipliedReportingOverflow(by: unit)
         return overflow ? nil : bytes
+    }
+
+    /// `OnFailure=backup-alert other`: targets (a name, a kind, or kind:identifier), space-separated.
+    static func targets(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> [String] {
+        let words = e.value.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        for word in words
+        where !word.split(separator: ":", omittingEmptySubsequences: false).allSatisfy({ isWord(String($0)) }) {
+            throw ConfigDiagnostic(e.location, key: e.key, "'\(word)' is not a task name, kind or kind:identifier")
+        }
+        return words
     }
 
     /// The row for an entry's section and key, if the table has one.

@@ -9,6 +9,10 @@ public enum SchedulerInterface {
     public static let cancel = name + ".Cancel"
     public static let history = name + ".History"
     public static let reload = name + ".Reload"
+    public static let pause = name + ".Pause"
+    public static let resume = name + ".Resume"
+    public static let why = name + ".Why"
+    public static let metrics = name + ".Metrics"
 
     public static let noSuchTask = name + ".NoSuchTask"
     public static let ambiguousTarget = name + ".AmbiguousTarget"
@@ -117,7 +121,17 @@ public enum SchedulerInterface {
           recent: []RunInfo,
           # When a timer of the task elapses next.
           nextElapseUSec: ?int,
-          lastTriggerUSec: ?int
+          lastTriggerUSec: ?int,
+          # The end of its last completed run, the runs that failed in a row since, and whether no run
+          # completed for ExpectSuccessWithinSec=.
+          lastSuccessUSec: ?int,
+          consecutiveFailures: ?int,
+          overdue: ?bool,
+          # Paused (taskctl pause, PauseAfterFailures=): its timers and wakes are recorded, not run.
+          paused: ?bool,
+          pausedSinceUSec: ?int,
+          pausedUntilUSec: ?int,
+          pauseNote: ?string
         )
 
         # Starts a run of every task the target names (a name, a kind, or kind:identifier), or joins, queues
@@ -147,6 +161,32 @@ public enum SchedulerInterface {
         # added tasks are scheduled, removed tasks' runs cancelled (removed), changed tasks' runs cancelled
         # and started again under the new definition (reconfigured); unchanged tasks are not touched.
         method Reload() -> (added: []string, removed: []string, changed: []string, unchanged: int)
+
+        # Pauses every task the target names: its timers and wakes are recorded (a run that ends at once,
+        # cancelled, reason paused) but not run, until Resume or untilUSec (CLOCK_REALTIME). Kept across
+        # restarts. Returns the tasks paused, as kind:identifier.
+        method Pause(target: string, untilUSec: ?int, note: ?string) -> (tasks: []string)
+
+        # Resumes every paused task the target names; returns those resumed.
+        method Resume(target: string) -> (tasks: []string)
+
+        # One reason a task runs, waits or does not run now. code: stopping, sleeping, paused, running,
+        # waiting-for-conditions, waiting-for-slot, queued-behind, joins-run, replaces-run, retry-pending,
+        # next-timer, wake-only, overdue, failing, last-refusal or last-result; messageId: the journal
+        # MESSAGE_ID of the entries behind it.
+        type WhyReason (
+          code: string,
+          text: string,
+          runId: ?string,
+          atUSec: ?int,
+          messageId: ?string
+        )
+
+        # What decides, now, whether a task runs: the most decisive reason first.
+        method Why(name: string) -> (task: string, reasons: []WhyReason)
+
+        # The metrics of every task and of taskd, in the OpenMetrics text format.
+        method Metrics() -> (text: string)
 
         # The target names no task; known lists every task as kind:identifier.
         error NoSuchTask (target: string, known: []string)

@@ -21,11 +21,21 @@ public struct TaskInfo: Hashable, Sendable {
     public var recent: [RunInfo]
     public var nextElapseUSec: UInt64?
     public var lastTriggerUSec: UInt64?
+    /// How it has been doing: its last completed run's end, the runs that failed in a row since,
+    /// and whether it is overdue (`ExpectSuccessWithinSec=`).
+    public var lastSuccessUSec: UInt64?
+    public var consecutiveFailures: Int = 0
+    public var overdue = false
+    /// Paused (`taskctl pause`, `PauseAfterFailures=`): since when, until when (nil: until
+    /// resumed), and the note.
+    public var pausedSinceUSec: UInt64?
+    public var pausedUntilUSec: UInt64?
+    public var pauseNote: String?
 
     /// Builds the view of `state`; `now` converts monotonic instants to realtime.
     public init(
         _ state: TaskState, current: Run?, queued: [Run] = [], recent: [RunInfo] = [], last: RunInfo? = nil,
-        now: ClockReading
+        health: TaskHealth = TaskHealth(), now: ClockReading
     ) {
         let d = state.definition
         name = d.key.identifier
@@ -50,7 +60,16 @@ public struct TaskInfo: Hashable, Sendable {
             return calendar &+ state.randomDelay
         }
         lastTriggerUSec = state.lastTrigger?.realtime
+        lastSuccessUSec = health.lastSuccess
+        consecutiveFailures = health.consecutiveFailures
+        overdue = health.overdue
+        pausedSinceUSec = health.pause?.since
+        pausedUntilUSec = health.pause?.until
+        pauseNote = health.pause?.note
     }
+
+    /// True while paused.
+    public var paused: Bool { pausedSinceUSec != nil }
 
     public var json: JSONValue {
         var o: [String: JSONValue] = [
@@ -66,6 +85,13 @@ public struct TaskInfo: Hashable, Sendable {
         if let retryDueUSec { o["retryDueUSec"] = .int(Int64(retryDueUSec)) }
         if let nextElapseUSec { o["nextElapseUSec"] = .int(Int64(nextElapseUSec)) }
         if let lastTriggerUSec { o["lastTriggerUSec"] = .int(Int64(lastTriggerUSec)) }
+        if let lastSuccessUSec { o["lastSuccessUSec"] = .int(Int64(lastSuccessUSec)) }
+        o["consecutiveFailures"] = .int(Int64(consecutiveFailures))
+        o["overdue"] = .bool(overdue)
+        o["paused"] = .bool(paused)
+        if let pausedSinceUSec { o["pausedSinceUSec"] = .int(Int64(pausedSinceUSec)) }
+        if let pausedUntilUSec { o["pausedUntilUSec"] = .int(Int64(pausedUntilUSec)) }
+        if let pauseNote { o["pauseNote"] = .string(pauseNote) }
         return .object(o)
     }
 
@@ -88,5 +114,11 @@ public struct TaskInfo: Hashable, Sendable {
         recent = (json["recent"]?.arrayValue ?? []).compactMap(RunInfo.init(json:))
         nextElapseUSec = number("nextElapseUSec")
         lastTriggerUSec = number("lastTriggerUSec")
+        lastSuccessUSec = number("lastSuccessUSec")
+        consecutiveFailures = Int(json["consecutiveFailures"]?.intValue ?? 0)
+        overdue = json["overdue"]?.boolValue ?? false
+        pausedSinceUSec = number("pausedSinceUSec")
+        pausedUntilUSec = number("pausedUntilUSec")
+        pauseNote = json["pauseNote"]?.stringValue
     }
 }

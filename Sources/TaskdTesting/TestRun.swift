@@ -136,7 +136,7 @@ public actor TestRun {
                         run: run, journal: entries, retryAfter: retryAfter,
                         nextRunRequested: controls.requested.withLock { $0 })
                 }
-            case .persistTrigger, .persistRequest, .settle:
+            case .persistTrigger, .persistRequest, .persistHealth, .settle, .alert:
                 break
             }
         }

@@ -17,7 +17,8 @@ struct TaskFileKeysTests {
             "MaxDeferSec": "1h", "ConditionLost": "continue", "WakeUsers": "0", "WakeGroups": "0",
             "RequireNetwork": "unmetered", "RequireIdleSec": "5min", "RequireFreeSpace": "/var 2G",
             "RequireCPUPressure": "50%", "RequireMemoryPressure": "10%/1min", "RequireIOPressure": "12.5%/10sec",
-            "Sleep": "block",
+            "Sleep": "block", "ExpectSuccessWithinSec": "1d", "AlertAfterFailures": "3", "PauseAfterFailures": "5",
+            "OnSuccess": "next", "OnFailure": "alert processing:page", "OnOverdue": "alert",
         ],
         "Timer": [
             "OnStartupSec": "1s", "OnUnitActiveSec": "1h", "OnUnitInactiveSec": "2h", "RandomizedDelaySec": "5s",

@@ -20,4 +20,6 @@ public enum CancelReason: String, Hashable, Sendable, CaseIterable {
     case conditionLost = "condition-lost"
     /// The system is about to sleep (logind's `PrepareForSleep`; `Sleep=cancel`).
     case sleep
+    /// The task was paused: its trigger was recorded and not run.
+    case paused
 }

@@ -110,6 +110,35 @@ public struct TaskDefinition: Hashable, Sendable {
         get { options.conditionLost }
         set { options.conditionLost = newValue }
     }
+    /// `ExpectSuccessWithinSec=`: no completed run for this long raises the overdue alert (0: never).
+    public var expectSuccessWithin: TimeSpan {
+        get { options.expectSuccessWithin }
+        set { options.expectSuccessWithin = newValue }
+    }
+    /// `AlertAfterFailures=`: this many runs failing in a row raise the failing alert (0: never).
+    public var alertAfterFailures: Int {
+        get { options.alertAfterFailures }
+        set { options.alertAfterFailures = newValue }
+    }
+    /// `PauseAfterFailures=`: this many runs failing in a row pause the task (0: never).
+    public var pauseAfterFailures: Int {
+        get { options.pauseAfterFailures }
+        set { options.pauseAfterFailures = newValue }
+    }
+    /// `OnSuccess=`, `OnFailure=`, `OnOverdue=`: tasks (targets) to wake, the run's id and outcome
+    /// in their payload.
+    public var onSuccess: [String] {
+        get { options.onSuccess }
+        set { options.onSuccess = newValue }
+    }
+    public var onFailure: [String] {
+        get { options.onFailure }
+        set { options.onFailure = newValue }
+    }
+    public var onOverdue: [String] {
+        get { options.onOverdue }
+        set { options.onOverdue = newValue }
+    }
     /// `WakeUsers=`/`WakeGroups=`: who besides root may wake or cancel the task (nil: anyone allowed on the socket).
     public var wakeAccess: AccessList? {
         get { options.wakeAccess }

@@ -11,4 +11,7 @@ public enum WakeDisposition: String, Hashable, Sendable {
     /// The task's queue was full and the trigger's payload differs from the last queued run's: it
     /// was not run (its payload is never dropped silently); the run is the one it would have joined.
     case refused
+    /// The task is paused: the trigger was recorded (a run that ended at once, `cancelled`, reason
+    /// `paused`) and not run.
+    case paused
 }

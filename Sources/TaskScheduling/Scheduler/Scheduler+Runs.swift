@@ -16,6 +16,10 @@ extension Scheduler {
         else { return nil }
         tasks[key]!.lastTrigger = now
         if definition.persistent { actions.append(.persistTrigger(key, now.realtime)) }
+        if !paused.isEmpty, paused.contains(key) {
+            return pausedTrigger(
+                key, makeRun(key, request, definition: definition, at: now), at: now, actions: &actions)
+        }
         if let currentID = currentRunID, var current = runs[currentID] {
             // task(id:): an id decides by itself; without one the task's Overlap= policy does.
             let supersedes = request.wakeID.map { $0 != current.wakeID } ?? (definition.overlap == .replace)
@@ -61,6 +65,8 @@ extension Scheduler {
                 // Its wakes are answered: refused, and said so.
                 if !request.records.isEmpty { actions.append(.settle(request.records)) }
                 actions.append(.report(.refused(runs[lastID]!, request.trigger)))
+                health[key, default: TaskHealth()].lastRefusal = TaskHealth.Decision(
+                    trigger: request.trigger, runID: lastID, at: now.realtime)
                 return WakeResult(run: runs[lastID]!, disposition: .refused)
             }
             runs[lastID]!.records += request.records
@@ -283,9 +289,10 @@ extension Scheduler {
         }
         tasks[run.key]!.currentRunID = nil
         tasks[run.key]!.lastRun = run
-        if !isStopping, run.attempt < policy.maxAttempts, !run.partial,
-            policy.allowsRetry(outcome: run.outcome!, termination: termination)
-        {
+        let retrying =
+            !isStopping && run.attempt < policy.maxAttempts && !run.partial
+            && policy.allowsRetry(outcome: run.outcome!, termination: termination)
+        if retrying {
             if let next = nextQueued {
                 // A queued run starts at once and does the work; the failed run's wakes ride with it.
                 runs[next]!.records += run.records
@@ -304,6 +311,7 @@ extension Scheduler {
         } else if !run.records.isEmpty && (run.cancelReason != .shutdown || (termination?.isSuccess ?? false)) {
             actions.append(.settle(run.records))
         }
+        recordEnd(run, retrying: retrying, at: now, actions: &actions)
         promoteNext(run.key, at: now, actions: &actions)
         actions += pump(at: now)
         return actions

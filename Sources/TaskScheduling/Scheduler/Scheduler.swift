@@ -27,6 +27,13 @@ public struct Scheduler: Sendable {
     public internal(set) var isSleeping = false
     /// Runs cut short by sleep, by task: each runs again at `resumed` (trigger `resume`).
     var cutBySleep: [TaskKey: TriggerRequest] = [:]
+    /// How tasks have been doing (`TaskHealth`), for those that have ended a run or been paused.
+    var health: [TaskKey: TaskHealth] = [:]
+    /// Paused tasks, and when the timed pauses end (monotonic).
+    var paused: Set<TaskKey> = []
+    var pauseEnds: [TaskKey: UInt64] = [:]
+    /// When each task with `ExpectSuccessWithinSec=` becomes overdue (monotonic), until it is.
+    var overdueAt: [TaskKey: UInt64] = [:]
     var random: any RandomNumberGenerator & Sendable
     /// When the scheduler started, on both clocks.
     public let startedAt: ClockReading
@@ -43,7 +50,7 @@ public struct Scheduler: Sendable {
         definitions: [TaskDefinition], startedAt: ClockReading,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = "",
         persistedTriggers: [TaskKey: UInt64] = [:], persistedRequests: [TaskKey: UInt64] = [:],
-        maxConcurrentRuns: Int = 4
+        persistedHealth: [TaskKey: TaskHealth] = [:], maxConcurrentRuns: Int = 4
     ) {
         self.random = random
         self.startedAt = startedAt
@@ -56,6 +63,14 @@ public struct Scheduler: Sendable {
                 persistedRequest: persistedRequests[d.key])
             drawRandomDelay(d.key)
         }
+        for (key, h) in persistedHealth where tasks[key] != nil {
+            health[key] = h
+            if h.pause != nil {
+                var actions: [SchedulerAction] = []
+                pause(key, h.pause!, at: startedAt, actions: &actions)
+            }
+        }
+        for d in definitions where d.expectSuccessWithin.microseconds > 0 { armOverdue(d.key, at: startedAt) }
     }
 
     /// Resolves targets against the current tasks.
@@ -79,6 +94,8 @@ public struct Scheduler: Sendable {
             if run.progressUntold, let told = run.progressToldAt { consider(told &+ Self.progressInterval) }
         }
         for until in deferUntil.values { consider(until) }
+        for due in overdueAt.values { consider(due) }
+        for end in pauseEnds.values { consider(end) }
         return next
     }
 
@@ -236,6 +253,7 @@ public struct Scheduler: Sendable {
             runs[id]!.phase = .cancelling(.conditionTimeout)
             actions += finish(id, termination: nil, at: now)
         }
+        if !overdueAt.isEmpty || !pauseEnds.isEmpty { checkHealth(at: now, actions: &actions) }
         // An abandoned attempt past its bound no longer holds a retry back.
         if !abandoned.isEmpty { abandoned = abandoned.filter { $0.value > now.monotonic } }
         guard !isStopping else { return actions }
@@ -366,6 +384,10 @@ public struct Scheduler: Sendable {
         for key in tasks.keys.sorted() where incoming[key] == nil {
             _ = clear(key, reason: .removed, at: now, actions: &actions)
             tasks[key] = nil
+            health[key] = nil
+            paused.remove(key)
+            pauseEnds[key] = nil
+            overdueAt[key] = nil
             diff.removed.append(key)
         }
         for key in incoming.keys.sorted() {
@@ -397,6 +419,7 @@ public struct Scheduler: Sendable {
                 _ = trigger(key, restart, at: now, actions: &actions)
             }
         }
+        for key in diff.added + diff.changed { armOverdue(key, at: now) }
         actions += pump(at: now)
         return (diff, actions)
     }

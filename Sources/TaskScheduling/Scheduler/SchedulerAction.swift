@@ -14,4 +14,8 @@ public enum SchedulerAction: Hashable, Sendable {
     case persistRequest(TaskKey, UInt64?)
     /// These acknowledged wakes are answered (their run ended for good): forget their records.
     case settle([String])
+    /// Journal something about a task as a whole (overdue, failing, paused, resumed, recovered).
+    case alert(TaskAlert)
+    /// Keep how the task has been doing on disk (last success, failures in a row, alerts, pause).
+    case persistHealth(TaskKey, TaskHealth)
 }

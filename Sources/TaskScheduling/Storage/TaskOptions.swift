@@ -22,4 +22,10 @@ struct TaskOptions: Hashable, Sendable {
     var maxDefer = TimeSpan.zero
     var conditionLost = ConditionLostPolicy.cancel
     var wakeAccess: AccessList?
+    var expectSuccessWithin = TimeSpan.zero
+    var alertAfterFailures = 0
+    var pauseAfterFailures = 0
+    var onSuccess: [String] = []
+    var onFailure: [String] = []
+    var onOverdue: [String] = []
 }

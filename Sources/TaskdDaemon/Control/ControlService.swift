@@ -151,6 +151,31 @@ struct ControlService: Sendable {
             try p.only(["target"])
             let runs = try daemon.cancel(target: try p.string("target"), peer: channel.peer)
             channel.send(Self.reply(runs))
+        case SchedulerInterface.pause:
+            try p.only(["target", "untilUSec", "note"])
+            let until = try p.optionalInt("untilUSec", in: 0...Int.max).map { UInt64($0) }
+            let tasks = try daemon.pause(
+                target: try p.string("target"), until: until, note: try p.optionalString("note") ?? "",
+                peer: channel.peer)
+            channel.send(VarlinkReply(parameters: ["tasks": .array(tasks.map { .string($0) })]))
+        case SchedulerInterface.resume:
+            try p.only(["target"])
+            let tasks = try daemon.resume(target: try p.string("target"), peer: channel.peer)
+            channel.send(VarlinkReply(parameters: ["tasks": .array(tasks.map { .string($0) })]))
+        case SchedulerInterface.why:
+            try p.only(["name"])
+            let (key, reasons) = try daemon.why(name: try p.string("name"))
+            let items: [JSONValue] = reasons.map { reason, id in
+                var o: [String: JSONValue] = ["code": .string(reason.code.rawValue), "text": .string(reason.text)]
+                if let run = reason.runID { o["runId"] = .string(run) }
+                if let at = reason.at { o["atUSec"] = .int(Int64(clamping: at)) }
+                if let id { o["messageId"] = .string(id.rawValue) }
+                return .object(o)
+            }
+            channel.send(VarlinkReply(parameters: ["task": .string(key.description), "reasons": .array(items)]))
+        case SchedulerInterface.metrics:
+            try p.only([])
+            channel.send(VarlinkReply(parameters: ["text": .string(String(decoding: daemon.metrics(), as: UTF8.self))]))
         default:
             let interface = call.method.split(separator: ".").dropLast().joined(separator: ".")
             if interface == SchedulerInterface.name || interface == VarlinkServiceInterface.name {

@@ -28,6 +28,14 @@ actor Daemon {
     private let cgroups: RunCgroups?
     /// Tasks whose resource limits were reported as not applied (said once per task).
     private var limitsReported: Set<TaskKey> = []
+    /// What the metrics count (wakes, runs by outcome, durations), and `MetricsFile=` with the
+    /// timer that rewrites it at most every `metricsInterval` after a change.
+    private var counters = MetricCounters()
+    private let metricsFile: String?
+    private var metricsTimer: DeadlineTimer?
+    private var metricsPending = false
+    private var metricsWrittenAt: UInt64 = 0
+    static let metricsInterval: UInt64 = 10_000_000
     private let store: StateStore
     private let loadConfig: @Sendable () -> LoadedConfig
     private var records: [TaskKey: TaskRecord]
@@ -78,8 +86,10 @@ actor Daemon {
             definitions: config.tasks, startedAt: SystemClock.now(), random: SystemRandom(),
             machineID: Self.machineID(), persistedTriggers: records.compactMapValues(\.lastTriggerUSec),
             persistedRequests: records.compactMapValues(\.requestedUSec),
+            persistedHealth: records.compactMapValues(\.knownHealth),
             maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon))
         watchSleep = config.daemon.watchSleep ?? true
+        metricsFile = config.daemon.metricsFile
         (conditionsInUse, samplesConditions, anyBlocksSleep) = Self.needs(of: config.tasks)
         self.handlers = handlers
         self.journal = journal
@@ -109,6 +119,7 @@ actor Daemon {
         // The conditions first: a replayed wake of a task that needs AC power waits for it.
         machine = MachineWatch { [weak self] event in self?.onLoop { $0.machineChanged(event) } }
         watchConditions()
+        checkChains()
         var actions: [SchedulerAction] = []
         var dropped: [String] = []
         for wake in wakes {
@@ -224,6 +235,7 @@ actor Daemon {
         guard !scheduler.isStopping else { throw DaemonError.shuttingDown }
         let keys = try scheduler.resolver.resolve(target)
         try checkWake(peer, keys)
+        counters.wakes &+= 1
         let now = SystemClock.now()
         let wakes = keys.map {
             WakeRecord(id: newRecordID(), key: $0, wakeID: id, payload: payload, acknowledgedUSec: now.realtime)
@@ -268,6 +280,54 @@ actor Daemon {
         return runs.map { run in scheduler.runs[run.id].map { RunInfo($0) } ?? latest(run, disposition: .started) }
     }
 
+    /// Pauses every task the target names (`taskctl pause`); returns them as kind:identifier.
+    func pause(target: String, until: UInt64?, note: String, peer: PeerCredentials) throws -> [String] {
+        try checkWake(peer, scheduler.resolver.resolve(target))
+        let (keys, actions) = try scheduler.pause(target: target, until: until, note: note, at: SystemClock.now())
+        perform(actions)
+        return keys.map(\.description)
+    }
+
+    /// Resumes every paused task the target names (`taskctl resume`).
+    func resume(target: String, peer: PeerCredentials) throws -> [String] {
+        try checkWake(peer, scheduler.resolver.resolve(target))
+        let (keys, actions) = try scheduler.resume(target: target, at: SystemClock.now())
+        perform(actions)
+        return keys.map(\.description)
+    }
+
+    /// What decides, now, whether the task runs (`taskctl why`), each reason with the MESSAGE_ID
+    /// of the journal entries behind it.
+    func why(name: String) throws -> (TaskKey, [(WhyReason, MessageID?)]) {
+        let key = try scheduler.resolver.resolveOne(name)
+        return (key, scheduler.explain(key, at: SystemClock.now()).map { ($0, MessageID.behind($0.code)) })
+    }
+
+    /// The metrics, in the OpenMetrics text format.
+    func metrics() -> [UInt8] {
+        MetricsReport.render(scheduler, counters: counters, now: SystemClock.now())
+    }
+
+    /// `MetricsFile=`: rewritten (a temporary file renamed over it, so a reader never sees half)
+    /// once a change happened, at most every `metricsInterval`.
+    private func metricsChanged() {
+        guard metricsFile != nil, !metricsPending else { return }
+        metricsPending = true
+        if metricsTimer == nil {
+            metricsTimer = DeadlineTimer { [weak self] in self?.onLoop { $0.writeMetrics() } }
+        }
+        metricsTimer?.arm(at: max(DeadlineTimer.now(), metricsWrittenAt &+ Self.metricsInterval))
+    }
+
+    private func writeMetrics() {
+        guard let path = metricsFile else { return }
+        metricsPending = false
+        metricsWrittenAt = DeadlineTimer.now()
+        if let error = FileIO.replace(path, with: metrics(), sync: false) {
+            journal.daemon(.stateError, 4, "cannot write MetricsFile=\(path): \(error)")
+        }
+    }
+
     func list() -> [TaskInfo] {
         let now = SystemClock.now()
         return scheduler.tasks.keys.sorted().map { info(for: $0, now: now) }
@@ -290,7 +350,7 @@ actor Daemon {
         return TaskInfo(
             state, current: state.currentRunID.flatMap { scheduler.runs[$0] },
             queued: state.queue.compactMap { scheduler.runs[$0] }, recent: Array(record.history.suffix(5).reversed()),
-            last: record.lastResult, now: now)
+            last: record.lastResult, health: scheduler.health(of: key), now: now)
     }
 
     // MARK: Reload
@@ -324,6 +384,7 @@ actor Daemon {
         access = config.daemon.access
         (conditionsInUse, samplesConditions, anyBlocksSleep) = Self.needs(of: config.tasks)
         watchConditions()
+        defer { checkChains() }
         let (diff, actions) = scheduler.reload(
             config.tasks, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon), at: SystemClock.now())
         if !diff.added.isEmpty {
@@ -413,6 +474,20 @@ actor Daemon {
         journal.daemon(
             .conditionsChanged, 6, "conditions: \(machine.summary)\(source)" + Self.unmet(unheld), conditionFields)
         perform(scheduler.conditionsChanged(unheld: unheld, at: SystemClock.now()))
+    }
+
+    /// `OnSuccess=`, `OnFailure=` and `OnOverdue=` name tasks: one that names none is said at load.
+    private func checkChains() {
+        let resolver = scheduler.resolver
+        for key in scheduler.tasks.keys.sorted() {
+            let d = scheduler.tasks[key]!.definition
+            for (name, targets) in [("OnSuccess", d.onSuccess), ("OnFailure", d.onFailure), ("OnOverdue", d.onOverdue)]
+            {
+                for target in targets where (try? resolver.resolve(target)) == nil {
+                    journal.daemon(.configError, 4, "\(key): \(name)=\(target) names no task; it is skipped")
+                }
+            }
+        }
     }
 
     /// What the tasks need watched: every condition they require, whether one is sampled (free
@@ -582,6 +657,11 @@ actor Daemon {
             case .persistRequest(let key, let realtime):
                 records[key, default: TaskRecord()].requestedUSec = realtime
                 dirty.insert(key)
+            case .persistHealth(let key, let health):
+                records[key, default: TaskRecord()].health = health
+                dirty.insert(key)
+            case .alert(let alert):
+                journal.alert(alert)
             case .settle(let ids):
                 // The history that records the answering run goes to disk first.
                 saveDirty()
@@ -589,6 +669,7 @@ actor Daemon {
             case .report(let event):
                 journal.report(event)
                 if case .ended(let run) = event {
+                    counters.ended(run)
                     if !heldNotices.isEmpty { heldNotices.release(run: run.id).forEach(notifyWatches) }
                     active[run.id] = nil
                     let keep = scheduler.tasks[run.key]?.definition.historySize ?? 20
@@ -604,6 +685,7 @@ actor Daemon {
         }
         saveDirty()
         if machine != nil { followMachine() }
+        if metricsFile != nil { metricsChanged() }
         afterChange()
     }
 

@@ -117,6 +117,48 @@ package struct EventJournal: Sendable {
         }
     }
 
+    /// Journals something about a task as a whole: overdue, failing, recovered, paused, resumed.
+    func alert(_ alert: TaskAlert) {
+        let key = alert.key
+        let name = key.identifier
+        var fields: [(key: String, value: String)] = [("TASK", name), ("TASK_KIND", key.kind)]
+        let id: MessageID
+        let priority: Int
+        let message: String
+        switch alert {
+        case .overdue(_, let last, let within):
+            id = .taskOverdue
+            priority = 3
+            let since = last.map { "since \(Timestamp.format($0))" } ?? "since taskd learnt of it"
+            message =
+                "\(name): overdue: no completed run \(since) (ExpectSuccessWithinSec=\(TimeSpan(microseconds: within)))"
+            if let last { fields.append(("TASK_LAST_SUCCESS_USEC", String(last))) }
+        case .failing(_, let failures, let run):
+            id = .taskFailing
+            priority = 3
+            message =
+                "\(name): \(failures) runs in a row failed (AlertAfterFailures=); the last, run \(run.id.prefix(8)), \(run.outcome?.rawValue ?? "failed")"
+            fields += [("TASK_CONSECUTIVE_FAILURES", String(failures)), ("TASK_RUN_ID", run.id)]
+        case .recovered(_, let from, let run):
+            id = .taskRecovered
+            priority = 5
+            message = "\(name): recovered: run \(run.id.prefix(8)) completed (it was \(from))"
+            fields += [("TASK_RECOVERED_FROM", from), ("TASK_RUN_ID", run.id)]
+        case .paused(_, let pause):
+            id = .taskPaused
+            priority = 5
+            let until = pause.until.map { " until \(Timestamp.format($0))" } ?? ""
+            message = "\(name): paused\(until)" + (pause.note.isEmpty ? "" : ": \(pause.note)")
+            if let until = pause.until { fields.append(("TASK_PAUSED_UNTIL_USEC", String(until))) }
+            if !pause.note.isEmpty { fields.append(("TASK_PAUSE_NOTE", pause.note)) }
+        case .resumed(_, let reason):
+            id = .taskResumed
+            priority = 5
+            message = "\(name): resumed (\(reason))"
+        }
+        backend.send(Self.entry(id, priority, message, fields))
+    }
+
     private static func describe(_ t: Termination?) -> String {
         switch t {
         case .exited(let code)?: return "exit status \(code)"

@@ -1,3 +1,5 @@
+import TaskScheduling
+
 /// The journal `MESSAGE_ID` of every event taskd emits; `systemd/taskd.catalog` documents each one.
 public enum MessageID: String, CaseIterable, Sendable {
     case runStarted = "8605484d98ae4477a29493037f9e10ec"
@@ -29,4 +31,29 @@ public enum MessageID: String, CaseIterable, Sendable {
     case systemSleeps = "510bad1e3ba244c1b7c37bb96e02db20"
     case systemResumed = "2529a30a642f41eaaad1ad649f091839"
     case runCgroups = "3b5900196c46407480b2b42c60bd71e8"
+    case taskOverdue = "315230310a2646b7a9aec158e58be1fa"
+    case taskFailing = "3904a312d5ea46489f97cf6bf33fc832"
+    case taskRecovered = "d41f2525e8074f6990df56ddb055c140"
+    case taskPaused = "8b8d0675948e42339320e30db5ca9217"
+    case taskResumed = "31452ccdc2a642f89c47d2a096ed9dde"
+}
+
+extension MessageID {
+    /// The entries behind a `taskctl why` reason, if any journal entry tells of it.
+    static func behind(_ code: WhyReason.Code) -> MessageID? {
+        switch code {
+        case .stopping: return .daemonStopping
+        case .sleeping: return .systemSleeps
+        case .paused: return .taskPaused
+        case .running: return .runStarted
+        case .waitingForConditions: return .conditionsChanged
+        case .waitingForSlot, .queuedBehind: return .runQueued
+        case .joinsRun, .replacesRun: return .coalesced
+        case .retryPending: return .retryScheduled
+        case .overdue: return .taskOverdue
+        case .failing: return .taskFailing
+        case .lastRefusal: return .queueOverflow
+        case .nextTimer, .wakeOnly, .lastResult: return nil
+        }
+    }
 }

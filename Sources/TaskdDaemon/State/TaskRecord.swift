@@ -7,9 +7,20 @@ struct TaskRecord: Hashable, Sendable {
     var lastTriggerUSec: UInt64?
     /// The run the task's handler asked for (`TaskContext.scheduleNext(after:)`), CLOCK_REALTIME µs.
     var requestedUSec: UInt64?
+    /// How the task has been doing: its last success, failures in a row, alerts raised, its pause.
+    var health: TaskHealth?
     private(set) var history: [RunInfo] = []
     /// Each history entry's JSON, kept beside it: a save re-encodes only what changed.
     private var historyJSON: [[UInt8]] = []
+
+    /// The health kept, or what the history says of it: its last run's end, if it completed.
+    var knownHealth: TaskHealth? {
+        if let health { return health }
+        guard let last = lastResult, last.state == .completed, let ended = last.endedUSec else { return nil }
+        var h = TaskHealth()
+        h.lastSuccess = ended
+        return h
+    }
 
     /// The last run that is the task's own result (a stale run never is).
     var lastResult: RunInfo? { history.last { !$0.stale } }
@@ -32,7 +43,12 @@ struct TaskRecord: Hashable, Sendable {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             out.append(contentsOf: entry)
         }
-        out.append(contentsOf: #"],"kind":"#.utf8)
+        out.append(contentsOf: #"]"#.utf8)
+        if let health, health != TaskHealth() {
+            out.append(contentsOf: #","health":"#.utf8)
+            out.append(contentsOf: Array(Self.encode(health).description.utf8))
+        }
+        out.append(contentsOf: #","kind":"#.utf8)
         JSONValue.writeString(key.kind, to: &out)
         if let lastTriggerUSec {
             out.append(contentsOf: #","lastTriggerUSec":"#.utf8)
@@ -56,10 +72,40 @@ struct TaskRecord: Hashable, Sendable {
         else { return nil }
         lastTriggerUSec = json["lastTriggerUSec"]?.intValue.map { UInt64(clamping: $0) }
         requestedUSec = json["requestedUSec"]?.intValue.map { UInt64(clamping: $0) }
+        health = json["health"].map(Self.decode)
         history = runs.compactMap(RunInfo.init(json:))
         guard history.count == runs.count else { return nil }
         historyJSON = history.map(\.encodedJSON)
     }
 
     init() {}
+
+    /// The health as the record keeps it (the last refusal is not kept).
+    static func encode(_ h: TaskHealth) -> JSONValue {
+        var o: [String: JSONValue] = [:]
+        if let last = h.lastSuccess { o["lastSuccessUSec"] = .int(Int64(clamping: last)) }
+        if h.consecutiveFailures > 0 { o["consecutiveFailures"] = .int(Int64(h.consecutiveFailures)) }
+        if h.overdue { o["overdue"] = .bool(true) }
+        if h.failing { o["failing"] = .bool(true) }
+        if let pause = h.pause {
+            var p: [String: JSONValue] = ["sinceUSec": .int(Int64(clamping: pause.since)), "note": .string(pause.note)]
+            if let until = pause.until { p["untilUSec"] = .int(Int64(clamping: until)) }
+            o["pause"] = .object(p)
+        }
+        return .object(o)
+    }
+
+    static func decode(_ json: JSONValue) -> TaskHealth {
+        var h = TaskHealth()
+        h.lastSuccess = json["lastSuccessUSec"]?.intValue.map { UInt64(clamping: $0) }
+        h.consecutiveFailures = Int(json["consecutiveFailures"]?.intValue ?? 0)
+        h.overdue = json["overdue"]?.boolValue ?? false
+        h.failing = json["failing"]?.boolValue ?? false
+        if let p = json["pause"], let since = p["sinceUSec"]?.intValue {
+            h.pause = TaskPause(
+                since: UInt64(clamping: since), until: p["untilUSec"]?.intValue.map { UInt64(clamping: $0) },
+                note: p["note"]?.stringValue ?? "")
+        }
+        return h
+    }
 }

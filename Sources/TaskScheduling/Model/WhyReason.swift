@@ -1,0 +1,31 @@
+/// One line of `taskctl why`: a reason a task runs, waits or does not run now, as data.
+public struct WhyReason: Hashable, Sendable {
+    /// What kind of reason; the daemon names the journal MESSAGE_ID behind each.
+    public enum Code: String, Hashable, Sendable {
+        case stopping, sleeping, paused, running
+        case waitingForConditions = "waiting-for-conditions"
+        case waitingForSlot = "waiting-for-slot"
+        case queuedBehind = "queued-behind"
+        case joinsRun = "joins-run"
+        case replacesRun = "replaces-run"
+        case retryPending = "retry-pending"
+        case nextTimer = "next-timer"
+        case wakeOnly = "wake-only"
+        case overdue, failing
+        case lastRefusal = "last-refusal"
+        case lastResult = "last-result"
+    }
+
+    public var code: Code
+    public var text: String
+    /// The run it is about, and the time it names (CLOCK_REALTIME µs), if any.
+    public var runID: String?
+    public var at: UInt64?
+
+    public init(_ code: Code, _ text: String, runID: String? = nil, at: UInt64? = nil) {
+        self.code = code
+        self.text = text
+        self.runID = runID
+        self.at = at
+    }
+}

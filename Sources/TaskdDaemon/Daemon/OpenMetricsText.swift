@@ -1,0 +1,64 @@
+import TaskScheduling
+
+/// taskd's metrics in the OpenMetrics text format (what Prometheus and node_exporter's textfile
+/// collector read): written into one byte buffer, no dependency.
+struct OpenMetricsText {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 4096) { bytes.reserveCapacity(capacity) }
+
+    /// `# TYPE name type` and `# HELP name help`.
+    mutating func family(_ name: String, _ type: String, _ help: String) {
+        append("# TYPE \(name) \(type)\n# HELP \(name) \(help)\n")
+    }
+
+    /// One sample: `name{task="…",kind="…",extra} value`.
+    mutating func sample(_ name: String, key: TaskKey? = nil, labels extra: [(String, String)] = [], _ value: String) {
+        append(name)
+        if key != nil || !extra.isEmpty {
+            bytes.append(UInt8(ascii: "{"))
+            var first = true
+            func label(_ label: String, _ value: String) {
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
+                append(label)
+                append("=\"")
+                for byte in value.utf8 {
+                    switch byte {
+                    case UInt8(ascii: "\\"): append("\\\\")
+                    case UInt8(ascii: "\""): append("\\\"")
+                    case UInt8(ascii: "\n"): append("\\n")
+                    default: bytes.append(byte)
+                    }
+                }
+                bytes.append(UInt8(ascii: "\""))
+            }
+            if let key {
+                label("task", key.identifier)
+                label("kind", key.kind)
+            }
+            for (name, value) in extra { label(name, value) }
+            bytes.append(UInt8(ascii: "}"))
+        }
+        bytes.append(UInt8(ascii: " "))
+        append(value)
+        bytes.append(UInt8(ascii: "\n"))
+    }
+
+    /// The closing `# EOF`.
+    mutating func finish() -> [UInt8] {
+        append("# EOF\n")
+        return bytes
+    }
+
+    /// Seconds since the epoch, as OpenMetrics timestamps are: `1764117600.123456`.
+    static func seconds(_ usec: UInt64) -> String {
+        let fraction = String(usec % 1_000_000)
+        return "\(usec / 1_000_000)." + String(repeating: "0", count: 6 - fraction.count) + fraction
+    }
+
+    /// A double as OpenMetrics writes it (`+Inf` for infinity).
+    static func number(_ value: Double) -> String { value.isInfinite ? "+Inf" : "\(value)" }
+
+    private mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+}
