@@ -28,6 +28,8 @@ public struct RunCgroups: Sendable {
     /// Sets up run cgroups as `mode` allows: the cgroups, or nil and why not (said once at start).
     public static func setUp(_ mode: Mode) -> (cgroups: RunCgroups?, why: String) {
         guard mode != .no else { return (nil, "RunCgroups=no") }
+        // systemd sets INVOCATION_ID for every service it starts: without it nothing was delegated.
+        if mode == .auto && getenv("INVOCATION_ID") == nil { return (nil, "not started by systemd") }
         guard let own = ownCgroup() else { return (nil, "no cgroup v2 hierarchy") }
         if mode == .auto && !isDelegated(own) {
             return (nil, "\(own) is not delegated to taskd (Delegate=yes in its unit)")
@@ -60,12 +62,13 @@ public struct RunCgroups: Sendable {
     static func ownCgroup() -> String? {
         guard let lines = RunCgroup.read("/proc/self/cgroup")?.split(separator: "\n"),
             let line = lines.first(where: { $0.hasPrefix("0::") }),
-            let mount = RunCgroup.read("/proc/self/mountinfo")?.split(separator: "\n").first(where: {
-                $0.contains(" - cgroup2 ")
-            })
+            let fields = RunCgroup.read("/proc/self/mountinfo")?.split(separator: "\n").lazy
+                .map({ $0.split(separator: " ") })
+                .first(where: { fields in
+                    fields.firstIndex(of: "-").map { $0 + 1 < fields.count && fields[$0 + 1] == "cgroup2" } ?? false
+                }),
+            fields.count > 4
         else { return nil }
-        let fields = mount.split(separator: " ")
-        guard fields.count > 4 else { return nil }
         var path = String(line.dropFirst(3))
         // A process already moved into taskd/ (a restart in place) names its parent.
         if path.hasSuffix("/taskd") { path.removeLast("/taskd".count) }

@@ -92,6 +92,7 @@ actor Daemon {
         metricsFile = config.daemon.metricsFile
         (conditionsInUse, samplesConditions, anyBlocksSleep) = Self.needs(of: config.tasks)
         self.handlers = handlers
+        defer { Self.checkChains(config.tasks, resolver: scheduler.resolver, journal: journal) }
         self.journal = journal
         self.notifier = notifier
         self.stateDirectory = stateDirectory
@@ -119,7 +120,6 @@ actor Daemon {
         // The conditions first: a replayed wake of a task that needs AC power waits for it.
         machine = MachineWatch { [weak self] event in self?.onLoop { $0.machineChanged(event) } }
         watchConditions()
-        checkChains()
         var actions: [SchedulerAction] = []
         var dropped: [String] = []
         for wake in wakes {
@@ -384,7 +384,7 @@ actor Daemon {
         access = config.daemon.access
         (conditionsInUse, samplesConditions, anyBlocksSleep) = Self.needs(of: config.tasks)
         watchConditions()
-        defer { checkChains() }
+        defer { Self.checkChains(config.tasks, resolver: scheduler.resolver, journal: journal) }
         let (diff, actions) = scheduler.reload(
             config.tasks, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon), at: SystemClock.now())
         if !diff.added.isEmpty {
@@ -477,14 +477,14 @@ actor Daemon {
     }
 
     /// `OnSuccess=`, `OnFailure=` and `OnOverdue=` name tasks: one that names none is said at load.
-    private func checkChains() {
-        let resolver = scheduler.resolver
-        for key in scheduler.tasks.keys.sorted() {
-            let d = scheduler.tasks[key]!.definition
+    /// Only tasks with such keys are looked at: a list of every task made after start-up's
+    /// `malloc_trim` would stay resident as free heap (0.6 MiB at 10,000 tasks).
+    private static func checkChains(_ tasks: [TaskDefinition], resolver: TargetResolver, journal: EventJournal) {
+        for d in tasks where !(d.onSuccess.isEmpty && d.onFailure.isEmpty && d.onOverdue.isEmpty) {
             for (name, targets) in [("OnSuccess", d.onSuccess), ("OnFailure", d.onFailure), ("OnOverdue", d.onOverdue)]
             {
                 for target in targets where (try? resolver.resolve(target)) == nil {
-                    journal.daemon(.configError, 4, "\(key): \(name)=\(target) names no task; it is skipped")
+                    journal.daemon(.configError, 4, "\(d.key): \(name)=\(target) names no task; it is skipped")
                 }
             }
         }
