@@ -145,7 +145,7 @@ def test_a_wake_reply_tells_an_end_only_once_the_history_holding_it_is_on_disk(d
 def test_the_reference_varlink_client_parses_the_idl_and_calls_methods(daemon):
     out = subprocess.run([str(VARLINK_CALL), daemon.socket], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "# io.taskd.Scheduler: 15 members parsed" in out.stdout
+    assert "# io.taskd.Scheduler: 20 members parsed" in out.stdout
     assert '"vendor": "taskd"' in out.stdout
     wake = subprocess.run([str(VARLINK_CALL), "--more", daemon.socket, "io.taskd.Scheduler.Wake", '{"target": "hello"}'],
                           capture_output=True, text=True, timeout=60)
@@ -154,12 +154,23 @@ def test_the_reference_varlink_client_parses_the_idl_and_calls_methods(daemon):
     bad = subprocess.run([str(VARLINK_CALL), daemon.socket, "io.taskd.Scheduler.Wake", '{"target": "nope"}'],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and json.loads(bad.stderr)["error"] == "io.taskd.Scheduler.NoSuchTask"
+    # The methods of issue 37, through the reference client: their replies match the IDL's types.
+    def call(method, parameters="{}"):
+        r = subprocess.run([str(VARLINK_CALL), daemon.socket, method, parameters], capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 0, (method, r.stderr)
+        return json.loads(r.stdout)
+    assert call("io.taskd.Scheduler.Pause", '{"target": "slow", "note": "x"}')["tasks"] == ["processing:slow"]
+    reasons = call("io.taskd.Scheduler.Why", '{"name": "slow"}')["reasons"]
+    assert reasons[0]["code"] == "paused" and reasons[0]["messageId"] == "8b8d0675948e42339320e30db5ca9217"
+    assert call("io.taskd.Scheduler.Resume", '{"target": "slow"}')["tasks"] == ["processing:slow"]
+    assert call("io.taskd.Scheduler.Metrics")["text"].endswith("# EOF\n")
 
 
 def test_taskctl_commands_output_and_exit_codes(daemon, tmp_path):
     listing = daemon.taskctl("list")
     assert listing.returncode == 0
-    assert listing.stdout.splitlines()[0].split() == ["NAME", "KIND", "HANDLER", "STATE", "NEXT", "LEFT", "LAST", "PASSED", "OUTCOME"]
+    assert listing.stdout.splitlines()[0].split() == ["NAME", "KIND", "HANDLER", "STATE", "NEXT", "LEFT", "LAST", "PASSED", "RESULT"]
     assert [json.loads(daemon.taskctl("list", "--json").stdout)[i]["name"] for i in (0, 1)] == ["hello", "slow"]
     status = daemon.taskctl("status", "hello")
     assert status.returncode == 0 and "hello (appRefresh, command handler)" in status.stdout
