@@ -42,8 +42,9 @@ public enum SchedulerInterface {
           state: string,
           # What the wake did for this task: started, coalesced (joined the run in progress), queued (waits
           # behind it, Overlap=queue, or a payload unlike the run's), overflow (the queue was full: joined
-          # the last queued run) or refused (the queue was full and the payload differs from the last
-          # queued run's: not run; the run is the one it would have joined).
+          # the last queued run), refused (the queue was full and the payload differs from the last
+          # queued run's: not run; the run is the one it would have joined) or paused (the task is paused:
+          # recorded as a run that ended at once, not run).
           disposition: string,
           # True when disposition is coalesced or overflow.
           coalesced: bool,
@@ -65,7 +66,7 @@ public enum SchedulerInterface {
           # The signal that ended a command, as SIGKILL.
           signal: ?string,
           # budget, requested, superseded, reconfigured, removed, shutdown, no-progress,
-          # condition-timeout (MaxDeferSec=), condition-lost (ConditionLost=cancel) or sleep.
+          # condition-timeout (MaxDeferSec=), condition-lost (ConditionLost=cancel), sleep or paused.
           cancelReason: ?string,
           # What a Swift handler threw, or why a command could not start.
           error: ?string,
@@ -172,8 +173,8 @@ public enum SchedulerInterface {
 
         # One reason a task runs, waits or does not run now. code: stopping, sleeping, paused, running,
         # waiting-for-conditions, waiting-for-slot, queued-behind, joins-run, replaces-run, retry-pending,
-        # next-timer, wake-only, overdue, failing, last-refusal or last-result; messageId: the journal
-        # MESSAGE_ID of the entries behind it.
+        # next-timer, wake-only, overdue, failing (alerted), failures, last-refusal or last-result;
+        # messageId: the journal MESSAGE_ID of the entries behind it, where there are some.
         type WhyReason (
           code: string,
           text: string,

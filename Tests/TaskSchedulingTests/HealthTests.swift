@@ -137,7 +137,7 @@ struct HealthTests {
         let reasons = s.explain(job, at: clock.now)
         codes = reasons.map(\.code)
         #expect(codes.first == .paused && reasons.first?.text.contains("disk full") == true)
-        #expect(codes.contains(.failing) && codes.contains(.lastResult) && !codes.contains(.running))
+        #expect(codes.contains(.failures) && codes.contains(.lastResult) && !codes.contains(.running))
         #expect(s.explain(alert, at: clock.now).map(\.code) == [.wakeOnly])
     }
 }

@@ -17,6 +17,7 @@ struct MachineWatchTests {
         #expect(MachineWatch.parsePressure(text, window: .fiveMinutes) == 10_000)
         #expect(MachineWatch.parsePressure("some avg10=7.5 avg60=0 avg300=0 total=0", window: .tenSeconds) == 750)
         #expect(MachineWatch.parsePressure("full avg10=1.00 avg60=0 avg300=0 total=0", window: .tenSeconds) == nil)
+        #expect(MachineWatch.parsePressure(text, window: .tenSeconds, line: "full") == 0)
         #expect(MachineWatch.parsePressure("", window: .oneMinute) == nil)
     }
 

@@ -149,7 +149,8 @@ def test_free_space_is_read_and_an_impossible_amount_gives_up(daemon_factory):
 def test_a_run_waits_while_memory_pressure_is_high(daemon_factory, tmp_path):
     folder = tmp_path / "pressure"
     folder.mkdir()
-    line = "some avg10={0} avg60={0} avg300={0} total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+    # Memory pressure is read from the "full" line, as systemd's ConditionMemoryPressure= reads it.
+    line = "some avg10=90.00 avg60=90.00 avg300=90.00 total=1\nfull avg10={0} avg60={0} avg300={0} total=1\n"
     (folder / "memory").write_text(line.format("42.50"))
     d = daemon_factory({"heavy.task": task("/bin/true", extra="RequireMemoryPressure=10%/10sec")},
                        env={"TASKD_PRESSURE_DIR": str(folder)}).start()

@@ -7,6 +7,7 @@ import time
 
 from conftest import journal, needs_journal, task, wait_for
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
+from prometheus_client.parser import text_string_to_metric_families as prometheus_text_families
 
 pytestmark = needs_journal
 
@@ -105,7 +106,10 @@ def test_metrics_parse_as_openmetrics_and_the_metrics_file_is_kept(daemon_factor
     assert {s.labels["task"] for s in families["taskd_task_last_success_timestamp_seconds"].samples} == {"ok"}
     assert [s.labels["task"] for s in families["taskd_task_consecutive_failures"].samples] == ["bad"]
     assert [s.labels["task"] for s in families["taskd_task_paused"].samples] == ["bad"]
-    # The file follows within its 10 s interval, atomically replaced, and parses the same way.
+    # The file follows within its 10 s interval, atomically replaced, in the Prometheus text format
+    # node_exporter's textfile collector parses (its counters typed as such), with the same families.
     wait_for(lambda: metrics_file.exists() and 'taskd_task_paused{task="bad"' in metrics_file.read_text(),
              timeout=15, what="the metrics file")
-    assert {f.name for f in text_string_to_metric_families(metrics_file.read_text())} == set(families)
+    in_file = {f.name: f for f in prometheus_text_families(metrics_file.read_text())}
+    assert set(in_file) == set(families) and in_file["taskd_runs"].type == "counter"
+    assert "# EOF" not in metrics_file.read_text()

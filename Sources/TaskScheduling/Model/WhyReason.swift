@@ -12,6 +12,8 @@ public struct WhyReason: Hashable, Sendable {
         case nextTimer = "next-timer"
         case wakeOnly = "wake-only"
         case overdue, failing
+        /// Failures in a row, below `AlertAfterFailures=` (or with no such key): no alert was raised.
+        case failures
         case lastRefusal = "last-refusal"
         case lastResult = "last-result"
     }

@@ -85,7 +85,12 @@ extension Scheduler {
     /// Arms the overdue deadline of a task with `ExpectSuccessWithinSec=`: that long after its
     /// last completed run, or after the scheduler learnt of it.
     mutating func armOverdue(_ key: TaskKey, at now: ClockReading) {
-        guard let d = tasks[key]?.definition, d.expectSuccessWithin.microseconds > 0, !health(of: key).overdue else {
+        guard let d = tasks[key]?.definition, d.expectSuccessWithin.microseconds > 0 else {
+            overdueAt[key] = nil
+            health[key]?.overdue = false  // no longer watched (a reload removed the key)
+            return
+        }
+        guard !health(of: key).overdue else {
             overdueAt[key] = nil
             return
         }

@@ -75,8 +75,11 @@ extension Scheduler {
                     .overdue, "overdue: no completed run \(since) (ExpectSuccessWithinSec=\(d.expectSuccessWithin))",
                     at: h.lastSuccess))
         }
-        if h.failing || h.consecutiveFailures > 0 {
-            reasons.append(WhyReason(.failing, "\(h.consecutiveFailures) run(s) in a row failed"))
+        if h.consecutiveFailures > 0 {
+            let alerted = h.failing ? " (AlertAfterFailures=\(d.alertAfterFailures))" : ""
+            reasons.append(
+                WhyReason(h.failing ? .failing : .failures, "\(h.consecutiveFailures) run(s) in a row failed\(alerted)")
+            )
         }
         if let refusal = h.lastRefusal {
             reasons.append(

@@ -70,7 +70,9 @@ public struct Scheduler: Sendable {
                 pause(key, h.pause!, at: startedAt, actions: &actions)
             }
         }
-        for d in definitions where d.expectSuccessWithin.microseconds > 0 { armOverdue(d.key, at: startedAt) }
+        for d in definitions where d.expectSuccessWithin.microseconds > 0 || health[d.key]?.overdue == true {
+            armOverdue(d.key, at: startedAt)
+        }
     }
 
     /// Resolves targets against the current tasks.

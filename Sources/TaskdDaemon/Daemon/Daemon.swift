@@ -236,6 +236,7 @@ actor Daemon {
         let keys = try scheduler.resolver.resolve(target)
         try checkWake(peer, keys)
         counters.wakes &+= 1
+        refreshSampled()
         let now = SystemClock.now()
         let wakes = keys.map {
             WakeRecord(id: newRecordID(), key: $0, wakeID: id, payload: payload, acknowledgedUSec: now.realtime)
@@ -303,9 +304,9 @@ actor Daemon {
         return (key, scheduler.explain(key, at: SystemClock.now()).map { ($0, MessageID.behind($0.code)) })
     }
 
-    /// The metrics, in the OpenMetrics text format.
-    func metrics() -> [UInt8] {
-        MetricsReport.render(scheduler, counters: counters, now: SystemClock.now())
+    /// The metrics, in the OpenMetrics text format (or the Prometheus one, for `MetricsFile=`).
+    func metrics(prometheus: Bool = false) -> [UInt8] {
+        MetricsReport.render(scheduler, counters: counters, now: SystemClock.now(), prometheus: prometheus)
     }
 
     /// `MetricsFile=`: rewritten (a temporary file renamed over it, so a reader never sees half)
@@ -323,7 +324,7 @@ actor Daemon {
         guard let path = metricsFile else { return }
         metricsPending = false
         metricsWrittenAt = DeadlineTimer.now()
-        if let error = FileIO.replace(path, with: metrics(), sync: false) {
+        if let error = FileIO.replace(path, with: metrics(prometheus: true), sync: false) {
             journal.daemon(.stateError, 4, "cannot write MetricsFile=\(path): \(error)")
         }
     }
@@ -490,6 +491,12 @@ actor Daemon {
         }
     }
 
+    /// Free space and pressure, read afresh before a trigger is decided when no run has them
+    /// sampled: a reading from the last change could be hours old.
+    private func refreshSampled() {
+        if samplesConditions, !machine.isSampling { machineChanged(.conditions) }
+    }
+
     /// What the tasks need watched: every condition they require, whether one is sampled (free
     /// space, pressure), and whether one has `Sleep=block`.
     private static func needs(of tasks: [TaskDefinition]) -> (Set<TaskCondition>, Bool, Bool) {
@@ -599,6 +606,7 @@ actor Daemon {
     /// searching a calendar's next elapse is the costliest part of a firing, and no start needs it.
     private func tick() {
         timerDeadline = nil
+        refreshSampled()
         let now = SystemClock.now()
         if !heldNotices.isEmpty { heldNotices.releaseDue(at: now.monotonic).forEach(notifyWatches) }
         let rest = startRuns(in: scheduler.fire(at: now))

@@ -65,6 +65,9 @@ final class MachineWatch: @unchecked Sendable {
         return bus != nil
     }
 
+    /// Whether free space and pressure are being read every `sampleInterval`.
+    var isSampling: Bool { sampling }
+
     /// Reads free space and pressure every `sampleInterval` while `on` (a run needs them).
     func sample(_ on: Bool) {
         guard on != sampling else { return }
@@ -136,16 +139,20 @@ final class MachineWatch: @unchecked Sendable {
         return UInt64(st.f_bavail) &* UInt64(st.f_frsize)
     }
 
-    /// The "some" average of `/proc/pressure/RESOURCE` over `window`, in hundredths of a percent;
-    /// nil without pressure accounting (the condition then holds, as systemd's does).
+    /// The average of `/proc/pressure/RESOURCE` over `window`, in hundredths of a percent, as
+    /// systemd's `Condition…Pressure=` reads it: the "full" line (time all tasks stalled) for
+    /// memory and IO, the "some" line for CPU (whose "full" the kernel keeps at 0); nil without
+    /// pressure accounting (the condition then holds, as systemd's does).
     func pressure(_ resource: PressureResource, _ window: PressureWindow) -> Int? {
         guard case .success(let bytes) = FileIO.read(pressureFolder + "/" + resource.rawValue) else { return nil }
-        return Self.parsePressure(String(decoding: bytes, as: UTF8.self), window: window)
+        let text = String(decoding: bytes, as: UTF8.self)
+        if resource != .cpu, let full = Self.parsePressure(text, window: window, line: "full") { return full }
+        return Self.parsePressure(text, window: window, line: "some")
     }
 
-    /// `some avg10=1.23 avg60=0.50 avg300=0.10 total=…` → 123 for `10sec`.
-    static func parsePressure(_ text: String, window: PressureWindow) -> Int? {
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("some ") }) else { return nil }
+    /// `some avg10=1.23 avg60=0.50 avg300=0.10 total=…` → 123 for `10sec`, from the `line` line.
+    static func parsePressure(_ text: String, window: PressureWindow, line name: String = "some") -> Int? {
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + " ") }) else { return nil }
         for field in line.split(separator: " ") where field.hasPrefix(window.field + "=") {
             let value = field.dropFirst(window.field.count + 1).split(separator: ".", omittingEmptySubsequences: false)
             guard let whole = Int(value[0]) else { return nil }

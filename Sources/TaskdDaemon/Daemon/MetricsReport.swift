@@ -4,9 +4,11 @@ import TaskScheduling
 /// `taskctl metrics`, Varlink `Metrics` and `MetricsFile=` give. Sparse where a value is known only
 /// for some tasks (a last success, failures in a row): a missing series means none.
 enum MetricsReport {
-    static func render(_ scheduler: Scheduler, counters: MetricCounters, now: ClockReading) -> [UInt8] {
+    static func render(_ scheduler: Scheduler, counters: MetricCounters, now: ClockReading, prometheus: Bool = false)
+        -> [UInt8]
+    {
         let keys = scheduler.tasks.keys.sorted()
-        var m = OpenMetricsText(capacity: 256 + keys.count * 200)
+        var m = OpenMetricsText(capacity: 256 + keys.count * 200, prometheus: prometheus)
         m.family("taskd_tasks", "gauge", "Tasks configured.")
         m.sample("taskd_tasks", String(keys.count))
         m.family("taskd_runs_active", "gauge", "Runs whose handler runs now.")

@@ -1,14 +1,21 @@
 import TaskScheduling
 
-/// taskd's metrics in the OpenMetrics text format (what Prometheus and node_exporter's textfile
-/// collector read): written into one byte buffer, no dependency.
+/// taskd's metrics as text, written into one byte buffer, no dependency: the OpenMetrics format
+/// (what `taskctl metrics` gives and Prometheus scrapes), or the older Prometheus text format
+/// (what node_exporter's textfile collector parses: a counter's TYPE names its `_total` samples,
+/// and there is no `# EOF`).
 struct OpenMetricsText {
     private(set) var bytes: [UInt8] = []
+    let prometheus: Bool
 
-    init(capacity: Int = 4096) { bytes.reserveCapacity(capacity) }
+    init(capacity: Int = 4096, prometheus: Bool = false) {
+        bytes.reserveCapacity(capacity)
+        self.prometheus = prometheus
+    }
 
     /// `# TYPE name type` and `# HELP name help`.
     mutating func family(_ name: String, _ type: String, _ help: String) {
+        let name = prometheus && type == "counter" ? name + "_total" : name
         append("# TYPE \(name) \(type)\n# HELP \(name) \(help)\n")
     }
 
@@ -47,7 +54,7 @@ struct OpenMetricsText {
 
     /// The closing `# EOF`.
     mutating func finish() -> [UInt8] {
-        append("# EOF\n")
+        if !prometheus { append("# EOF\n") }
         return bytes
     }
 

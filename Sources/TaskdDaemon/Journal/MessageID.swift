@@ -53,7 +53,7 @@ extension MessageID {
         case .overdue: return .taskOverdue
         case .failing: return .taskFailing
         case .lastRefusal: return .queueOverflow
-        case .nextTimer, .wakeOnly, .lastResult: return nil
+        case .nextTimer, .wakeOnly, .lastResult, .failures: return nil
         }
     }
 }

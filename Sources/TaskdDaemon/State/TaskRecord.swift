@@ -13,12 +13,13 @@ struct TaskRecord: Hashable, Sendable {
     /// Each history entry's JSON, kept beside it: a save re-encodes only what changed.
     private var historyJSON: [[UInt8]] = []
 
-    /// The health kept, or what the history says of it: its last run's end, if it completed.
+    /// The health kept, its last success the later of the kept one and the history's (a success
+    /// alone is not kept in `health` for every task: see `Scheduler.recordEnd`).
     var knownHealth: TaskHealth? {
-        if let health { return health }
-        guard let last = lastResult, last.state == .completed, let ended = last.endedUSec else { return nil }
-        var h = TaskHealth()
-        h.lastSuccess = ended
+        let fromHistory = history.last { !$0.stale && $0.state == .completed }?.endedUSec
+        guard health != nil || fromHistory != nil else { return nil }
+        var h = health ?? TaskHealth()
+        h.lastSuccess = [h.lastSuccess, fromHistory].compactMap { $0 }.max()
         return h
     }
 
