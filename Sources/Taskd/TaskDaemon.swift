@@ -53,8 +53,8 @@ public struct TaskDaemon: Sendable {
     public func backgroundTask(
         _ task: BackgroundTask<Void, Void>, description: String = "", budget: Duration? = nil,
         cancelGrace: Duration? = nil, onStartup: Duration? = nil, every interval: Duration? = nil,
-        schedule: [TaskSchedule] = [], requires: [TaskRequirement] = [], overlap: OverlapPolicy = .coalesce,
-        maxAttempts: Int = 1, progressTimeout: Duration? = nil,
+        schedule: [TaskSchedule] = [], requires: [TaskRequirement] = [], alerts: [TaskAlerting] = [],
+        overlap: OverlapPolicy = .coalesce, maxAttempts: Int = 1, progressTimeout: Duration? = nil,
         action: @escaping @Sendable (TaskContext<Void>) async throws -> Void
     ) -> TaskDaemon {
         let handler = TaskHandler { run, now, controls in
@@ -63,8 +63,8 @@ public struct TaskDaemon: Sendable {
         }
         return register(
             task.key, handler, description: description, budget: budget, cancelGrace: cancelGrace,
-            onStartup: onStartup, every: interval, schedule: schedule, requires: requires, overlap: overlap,
-            maxAttempts: maxAttempts, progressTimeout: progressTimeout)
+            onStartup: onStartup, every: interval, schedule: schedule, requires: requires, alerts: alerts,
+            overlap: overlap, maxAttempts: maxAttempts, progressTimeout: progressTimeout)
     }
 
     /// Registers a typed `action`, as SwiftUI's `BackgroundTask<Request, Response>`: each wake's
@@ -73,8 +73,8 @@ public struct TaskDaemon: Sendable {
     public func backgroundTask<Payload: Decodable & Sendable, Result: Encodable & Sendable>(
         _ task: BackgroundTask<Payload, Result>, description: String = "", budget: Duration? = nil,
         cancelGrace: Duration? = nil, onStartup: Duration? = nil, every interval: Duration? = nil,
-        schedule: [TaskSchedule] = [], requires: [TaskRequirement] = [], overlap: OverlapPolicy = .coalesce,
-        maxAttempts: Int = 1, progressTimeout: Duration? = nil,
+        schedule: [TaskSchedule] = [], requires: [TaskRequirement] = [], alerts: [TaskAlerting] = [],
+        overlap: OverlapPolicy = .coalesce, maxAttempts: Int = 1, progressTimeout: Duration? = nil,
         action: @escaping @Sendable (TaskContext<Payload>) async throws -> Result
     ) -> TaskDaemon {
         let handler = TaskHandler { run, now, controls in
@@ -84,14 +84,14 @@ public struct TaskDaemon: Sendable {
         }
         return register(
             task.key, handler, description: description, budget: budget, cancelGrace: cancelGrace,
-            onStartup: onStartup, every: interval, schedule: schedule, requires: requires, overlap: overlap,
-            maxAttempts: maxAttempts, progressTimeout: progressTimeout)
+            onStartup: onStartup, every: interval, schedule: schedule, requires: requires, alerts: alerts,
+            overlap: overlap, maxAttempts: maxAttempts, progressTimeout: progressTimeout)
     }
 
     private func register(
         _ key: TaskKey, _ handler: TaskHandler, description: String, budget: Duration?, cancelGrace: Duration?,
         onStartup: Duration?, every interval: Duration?, schedule: [TaskSchedule], requires: [TaskRequirement],
-        overlap: OverlapPolicy, maxAttempts: Int, progressTimeout: Duration?
+        alerts: [TaskAlerting], overlap: OverlapPolicy, maxAttempts: Int, progressTimeout: Duration?
     ) -> TaskDaemon {
         var copy = self
         var definition = TaskDefinition(
@@ -102,6 +102,7 @@ public struct TaskDaemon: Sendable {
         definition.retry.maxAttempts = max(1, maxAttempts)
         definition.progressTimeout = progressTimeout.map(TimeSpan.init) ?? .zero
         for requirement in requires { requirement.apply(&definition) }
+        for alerting in alerts { alerting.apply(&definition) }
         copy.problems.removeAll { $0.hasPrefix("\(key.identifier): ") }
         for part in schedule {
             do throws(CalendarError) {

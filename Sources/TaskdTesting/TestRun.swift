@@ -118,7 +118,7 @@ public actor TestRun {
                 let controls = self.controls
                 handlerTask = Task {
                     let (termination, result) = await handler.outcome(of: run, now: now, controls: controls)
-                    await self.handlerReturned(termination, result)
+                    self.handlerReturned(termination, result)
                 }
             case .cancel:
                 handlerTask?.cancel()

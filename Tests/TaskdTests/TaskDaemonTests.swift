@@ -93,4 +93,19 @@ struct TaskDaemonTests {
             ])
         #expect(d.sleep == .block && d.persistent && d.catchUp == .all && d.catchUpWindow == .seconds(6 * 3600))
     }
+
+    @Test("alerts: sets what ExpectSuccessWithinSec=, AlertAfterFailures=, PauseAfterFailures= and On…= would")
+    func alerts() {
+        let daemon = TaskDaemon()
+            .backgroundTask(
+                .processing("backup"),
+                alerts: [
+                    .expectSuccess(within: .seconds(86_400)), .alertAfterFailures(2), .pauseAfterFailures(5),
+                    .onFailure(wake: "page", "processing:log"), .onSuccess(wake: "report"), .onOverdue(wake: "page"),
+                ]
+            ) { _ in }
+        let d = daemon.registrations[0].definition
+        #expect(d.expectSuccessWithin == .seconds(86_400) && d.alertAfterFailures == 2 && d.pauseAfterFailures == 5)
+        #expect(d.onFailure == ["page", "processing:log"] && d.onSuccess == ["report"] && d.onOverdue == ["page"])
+    }
 }
