@@ -15,6 +15,7 @@
 #define NETWORKD "org.freedesktop.network1"
 #define NETWORKD_PATH "/org/freedesktop/network1"
 #define NETWORKD_MANAGER "org.freedesktop.network1.Manager"
+#define DELAY_WHY "taskd cancels runs before the system sleeps"
 
 struct taskd_bus {
     sd_bus *bus;
@@ -144,7 +145,7 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
         if (present) {
             ask_all(b, LOGIND, LOGIND_PATH, LOGIND_MANAGER);
             // A restarted logind forgot our inhibitors: take them again.
-            if (b->want_delay) inhibit(b, 0, "taskd cancels runs before the system sleeps");
+            if (b->want_delay) inhibit(b, 0, DELAY_WHY);
         }
     } else if (strcmp(name, NM) == 0) {
         b->nm_present = present;
@@ -261,7 +262,7 @@ void taskd_bus_get_state(taskd_bus *b, taskd_bus_state *state) { *state = b->sta
 
 void taskd_bus_take_delay_inhibitor(taskd_bus *b) {
     b->want_delay = 1;
-    if (b->delay_fd < 0) inhibit(b, 0, "taskd cancels runs before the system sleeps");
+    if (b->delay_fd < 0) inhibit(b, 0, DELAY_WHY);
 }
 
 void taskd_bus_release_delay_inhibitor(taskd_bus *b) {

@@ -62,18 +62,27 @@ public struct RunCgroups: Sendable {
     static func ownCgroup() -> String? {
         guard let lines = RunCgroup.read("/proc/self/cgroup")?.split(separator: "\n"),
             let line = lines.first(where: { $0.hasPrefix("0::") }),
-            let fields = RunCgroup.read("/proc/self/mountinfo")?.split(separator: "\n").lazy
-                .map({ $0.split(separator: " ") })
-                .first(where: { fields in
-                    fields.firstIndex(of: "-").map { $0 + 1 < fields.count && fields[$0 + 1] == "cgroup2" } ?? false
-                }),
-            fields.count > 4
+            let mount = cgroup2MountPoint()
         else { return nil }
         var path = String(line.dropFirst(3))
         // A process already moved into taskd/ (a restart in place) names its parent.
         if path.hasSuffix("/taskd") { path.removeLast("/taskd".count) }
-        let root = String(fields[4]) + (path == "/" ? "" : path)
+        let root = mount + (path == "/" ? "" : path)
         return access(root + "/cgroup.procs", W_OK) == 0 ? root : nil
+    }
+
+    /// Where the cgroup2 file system is mounted: the mount point (field 5) of the mountinfo line
+    /// whose file system type, after the "-" separator, is `cgroup2`.
+    private static func cgroup2MountPoint() -> String? {
+        for line in (RunCgroup.read("/proc/self/mountinfo") ?? "").split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if let dash = fields.firstIndex(of: "-"), dash + 1 < fields.count, fields[dash + 1] == "cgroup2",
+                fields.count > 4
+            {
+                return String(fields[4])
+            }
+        }
+        return nil
     }
 
     /// systemd marks a delegated cgroup with the `trusted.delegate` (root) or `user.delegate` xattr.

@@ -241,7 +241,8 @@ enum TaskFileKeys {
         }
         guard !e.value.isEmpty else { return }
         let parts = e.value.split(separator: "/", maxSplits: 1).map(String.init)
-        guard parts[0].hasSuffix("%"), let permyriad = permyriad(parts[0].dropLast()), permyriad <= 10_000 else {
+        guard parts[0].hasSuffix("%"), let permyriad = TaskCondition.permyriad(parts[0].dropLast()), permyriad <= 10_000
+        else {
             throw ConfigDiagnostic(e.location, key: e.key, "'\(parts[0])' is not a percentage from 0% to 100%")
         }
         var window = PressureWindow.fiveMinutes
@@ -252,18 +253,6 @@ enum TaskFileKeys {
             window = w
         }
         f.definition.conditions.insert(.pressure(resource, permyriad: permyriad, window: window))
-    }
-
-    /// `12`, `12.5`, `12.25` as hundredths of a percent.
-    static func permyriad(_ text: Substring) -> Int? {
-        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let whole = Int(parts[0]), whole >= 0, !parts[0].isEmpty else { return nil }
-        var fraction = 0
-        if parts.count == 2 {
-            guard (1...2).contains(parts[1].count), let f = Int(parts[1]), f >= 0 else { return nil }
-            fraction = parts[1].count == 1 ? f * 10 : f
-        }
-        return whole * 100 + fraction
     }
 
     /// `RequireFreeSpace=/var/cache 2G`: an absolute path and a size (bytes, or K, M, G, T: powers of 1024).

@@ -52,13 +52,7 @@ public struct TaskInfo: Hashable, Sendable {
         retryDueUSec = state.retry.map { now.realtime(at: $0.due) }
         self.last = last ?? state.lastRun.map { RunInfo($0) }
         self.recent = recent
-        // A calendar elapse is a wall-clock time already; others map from monotonic time.
-        nextElapseUSec = state.nextElapse.map { next in
-            guard let calendar = state.calendarDueRealtime,
-                next == state.calendarDueMonotonic.map({ $0 &+ state.randomDelay })
-            else { return now.realtime(at: next) }
-            return calendar &+ state.randomDelay
-        }
+        nextElapseUSec = state.nextElapseRealtime(now: now)
         lastTriggerUSec = state.lastTrigger?.realtime
         lastSuccessUSec = health.lastSuccess
         consecutiveFailures = health.consecutiveFailures

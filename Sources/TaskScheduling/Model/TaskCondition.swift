@@ -58,6 +58,19 @@ public enum TaskCondition: Hashable, Sendable, Comparable, CustomStringConvertib
 
     public static func < (a: Self, b: Self) -> Bool { a.description < b.description }
 
+    /// `12`, `12.5`, `12.25` (a percentage as `RequireMemoryPressure=` and /proc/pressure write
+    /// it, at most two decimals) as hundredths of a percent.
+    public static func permyriad(_ text: Substring) -> Int? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard !parts[0].isEmpty, let whole = Int(parts[0]), whole >= 0 else { return nil }
+        var fraction = 0
+        if parts.count == 2 {
+            guard (1...2).contains(parts[1].count), let f = Int(parts[1]), f >= 0 else { return nil }
+            fraction = parts[1].count == 1 ? f * 10 : f
+        }
+        return whole * 100 + fraction
+    }
+
     /// `1G`, `512M`, `100K` or a number of bytes: the largest unit that divides exactly.
     static func size(_ bytes: UInt64) -> String {
         for (suffix, unit) in [("T", UInt64(1) << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)]

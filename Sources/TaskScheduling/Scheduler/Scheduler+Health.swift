@@ -32,14 +32,19 @@ extension Scheduler {
 
     mutating func pause(_ key: TaskKey, _ pause: TaskPause, at now: ClockReading, actions: inout [SchedulerAction]) {
         health[key, default: TaskHealth()].pause = pause
+        armPause(key, pause, at: now)
+        actions.append(.alert(.paused(key, pause)))
+        actions.append(.persistHealth(key, health[key]!))
+    }
+
+    /// The task counts as paused, and a pause with an end ends then (a kept pause, at start).
+    mutating func armPause(_ key: TaskKey, _ pause: TaskPause, at now: ClockReading) {
         paused.insert(key)
         if let until = pause.until {
             pauseEnds[key] = until > now.realtime ? now.monotonic &+ (until - now.realtime) : now.monotonic
         } else {
             pauseEnds[key] = nil
         }
-        actions.append(.alert(.paused(key, pause)))
-        actions.append(.persistHealth(key, health[key]!))
     }
 
     private mutating func unpause(_ key: TaskKey, reason: String, actions: inout [SchedulerAction]) {

@@ -65,10 +65,7 @@ public struct Scheduler: Sendable {
         }
         for (key, h) in persistedHealth where tasks[key] != nil {
             health[key] = h
-            if h.pause != nil {
-                var actions: [SchedulerAction] = []
-                pause(key, h.pause!, at: startedAt, actions: &actions)
-            }
+            if let pause = h.pause { armPause(key, pause, at: startedAt) }
         }
         for d in definitions where d.expectSuccessWithin.microseconds > 0 || health[d.key]?.overdue == true {
             armOverdue(d.key, at: startedAt)

@@ -250,6 +250,17 @@ public struct TaskState: Hashable, Sendable {
     /// The next monotonic instant a timer of this task elapses (its random delay included), or nil.
     public var nextElapse: UInt64? { nextTimer.map { $0 &+ randomDelay } }
 
+    /// `nextElapse` on CLOCK_REALTIME: a calendar elapse is a wall-clock time already; others map
+    /// from monotonic time by `now`.
+    public func nextElapseRealtime(now: ClockReading) -> UInt64? {
+        nextElapse.map { next in
+            guard let calendar = calendarDueRealtime, next == calendarDueMonotonic.map({ $0 &+ randomDelay }) else {
+                return now.realtime(at: next)
+            }
+            return calendar &+ randomDelay
+        }
+    }
+
     /// `nextDue` of a state held in place: `optional?.dueInPlace()` reads it with no copy of the
     /// state, where `optional?.nextDue` copies all of it first.
     mutating func dueInPlace() -> UInt64? { nextDue }

@@ -466,12 +466,21 @@ actor Daemon {
             }
             return
         }
-        unheld = machine.unheld(conditionsInUse)
         var source = ""
         if let power = machine.power {
             source =
                 " (power supplies in \(power.folder)" + (power.isWatching ? ")" : "; no events from them, read once)")
         }
+        applyConditions(always: true, source: source)
+    }
+
+    /// Reads what holds now and, when it differs from what the scheduler knows (or `always`, as
+    /// when the conditions in use changed), journals it and tells the scheduler.
+    private func applyConditions(always: Bool = false, source: String = "") {
+        guard !conditionsInUse.isEmpty else { return }
+        let now = machine.unheld(conditionsInUse)
+        guard always || now != unheld else { return }
+        unheld = now
         journal.daemon(
             .conditionsChanged, 6, "conditions: \(machine.summary)\(source)" + Self.unmet(unheld), conditionFields)
         perform(scheduler.conditionsChanged(unheld: unheld, at: SystemClock.now()))
@@ -494,7 +503,7 @@ actor Daemon {
     /// Free space and pressure, read afresh before a trigger is decided when no run has them
     /// sampled: a reading from the last change could be hours old.
     private func refreshSampled() {
-        if samplesConditions, !machine.isSampling { machineChanged(.conditions) }
+        if samplesConditions, !machine.isSampling { applyConditions() }
     }
 
     /// What the tasks need watched: every condition they require, whether one is sampled (free
@@ -508,13 +517,7 @@ actor Daemon {
     func machineChanged(_ event: MachineWatch.Event) {
         switch event {
         case .conditions:
-            guard !conditionsInUse.isEmpty else { return }
-            let now = machine.unheld(conditionsInUse)
-            guard now != unheld else { return }
-            unheld = now
-            journal.daemon(
-                .conditionsChanged, 6, "conditions: \(machine.summary)" + Self.unmet(unheld), conditionFields)
-            perform(scheduler.conditionsChanged(unheld: unheld, at: SystemClock.now()))
+            applyConditions()
         case .prepareForSleep:
             guard watchSleep else { return }
             let maxDelay = machine.bus?.state.inhibitDelayMax ?? 5_000_000

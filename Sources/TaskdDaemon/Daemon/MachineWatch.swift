@@ -153,14 +153,7 @@ final class MachineWatch: @unchecked Sendable {
     /// `some avg10=1.23 avg60=0.50 avg300=0.10 total=…` → 123 for `10sec`, from the `line` line.
     static func parsePressure(_ text: String, window: PressureWindow, line name: String = "some") -> Int? {
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + " ") }) else { return nil }
-        for field in line.split(separator: " ") where field.hasPrefix(window.field + "=") {
-            let value = field.dropFirst(window.field.count + 1).split(separator: ".", omittingEmptySubsequences: false)
-            guard let whole = Int(value[0]) else { return nil }
-            let digits = value.count > 1 ? Array(value[1].prefix(2)) : []
-            let tenths = digits.first?.wholeNumberValue ?? 0
-            let hundredths = digits.count > 1 ? digits[1].wholeNumberValue ?? 0 : 0
-            return whole * 100 + tenths * 10 + hundredths
-        }
-        return nil
+        let field = line.split(separator: " ").first { $0.hasPrefix(window.field + "=") }
+        return field.flatMap { TaskCondition.permyriad($0.dropFirst(window.field.count + 1)) }
     }
 }

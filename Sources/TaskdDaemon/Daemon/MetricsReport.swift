@@ -25,10 +25,7 @@ enum MetricsReport {
         }
         m.family("taskd_task_next_run_timestamp_seconds", "gauge", "When a timer of the task elapses next.")
         for key in keys {
-            guard let state = scheduler.tasks[key], let next = state.nextElapse else { continue }
-            let realtime =
-                next == state.calendarDueMonotonic.map({ $0 &+ state.randomDelay })
-                ? (state.calendarDueRealtime ?? 0) &+ state.randomDelay : now.realtime(at: next)
+            guard let realtime = scheduler.tasks[key]?.nextElapseRealtime(now: now) else { continue }
             m.sample("taskd_task_next_run_timestamp_seconds", key: key, OpenMetricsText.seconds(realtime))
         }
         let health = keys.map { ($0, scheduler.health(of: $0)) }

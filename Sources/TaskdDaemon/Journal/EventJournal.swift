@@ -156,7 +156,7 @@ package struct EventJournal: Sendable {
             priority = 5
             message = "\(name): resumed (\(reason))"
         }
-        backend.send(Self.entry(id, priority, message, fields))
+        daemon(id, priority, message, fields)
     }
 
     private static func describe(_ t: Termination?) -> String {
