@@ -69,6 +69,7 @@ struct ConditionTests {
             if policy == .cancel {
                 #expect(unplugged.trace == ["cancel", "cancelling"])
                 #expect(s.runs[run.id]?.cancelReason == .conditionLost)
+                #expect(s.runs[run.id]?.lostConditions == [.acPower], "the reason names the condition")
                 #expect(s.runs[run.id]?.killAt == clock.now.monotonic + 5_000_000, "the hard stop one grace later")
                 let ended = s.handlerEnded(runID: run.id, termination: .signaled(15), at: clock.advance(seconds: 1))
                 #expect(ended.trace.first == "ended:cancelled")

@@ -64,6 +64,7 @@ def test_max_defer_gives_up_and_condition_lost_cancels(daemon_factory, tmp_path)
     plug(folder, 0)
     lost = wait_for(lambda: [e for e in journal(TASK="long") if "TASK_OUTCOME" in e], what="long's end")[0]
     assert lost["TASK_OUTCOME"] == "cancelled" and lost["TASK_CANCEL_REASON"] == "condition-lost", lost
+    assert lost["TASK_CONDITIONS_LOST"] == "ac-power", "the entry names the condition lost"
     stays = wait_for(lambda: [e for e in journal(TASK="stays") if "TASK_OUTCOME" in e], what="stays' end")[0]
     assert stays["TASK_OUTCOME"] == "completed", stays
 
@@ -130,6 +131,7 @@ def test_a_run_waits_for_an_unmetered_network_and_losing_the_network_cancels_one
     set_property("Connectivity", 1)  # NM_CONNECTIVITY_NONE
     lost = wait_for(lambda: [e for e in journal(TASK="upload") if "TASK_OUTCOME" in e], what="upload's end")[0]
     assert lost["TASK_OUTCOME"] == "cancelled" and lost["TASK_CANCEL_REASON"] == "condition-lost", lost
+    assert lost["TASK_CONDITIONS_LOST"] == "network-online"
     said = journal(TASKD_CONDITIONS_UNMET="network-online")
     assert said and "network offline (NetworkManager)" in said[-1]["MESSAGE"], said
 

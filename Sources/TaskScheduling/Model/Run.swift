@@ -38,6 +38,8 @@ public struct Run: Hashable, Sendable {
     public var result: String?
     /// The conditions the run waits for, before it starts (empty once they hold).
     public var waitingFor: [TaskCondition] = []
+    /// The conditions whose loss cancelled the run (`ConditionLost=cancel`, reason `condition-lost`).
+    public var lostConditions: [TaskCondition] = []
     /// True when the handler ended by itself and successfully after cancellation was signalled
     /// (a Swift handler returned, a command exited 0): done, partially. Such a run is not retried.
     public var partial = false

@@ -141,6 +141,7 @@ public struct Scheduler: Sendable {
                 let d = tasks[run.key]?.definition, d.conditionLost == .cancel, !d.conditions.isDisjoint(with: unheld)
             else { continue }
             run.phase = .cancelling(.conditionLost)
+            run.lostConditions = d.conditions.intersection(unheld).sorted()
             run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
             runs[id] = run
             actions.append(.cancel(run))

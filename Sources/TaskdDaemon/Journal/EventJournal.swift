@@ -67,7 +67,10 @@ package struct EventJournal: Sendable {
             entry.set("TASK_RETRY_ATTEMPT", String(run.attempt + 1))
             entry.set("TASK_RETRY_DELAY_USEC", String(delay))
         case .cancelling:
-            let reason = run.cancelReason?.rawValue ?? "?"
+            var reason = run.cancelReason?.rawValue ?? "?"
+            if !run.lostConditions.isEmpty {
+                reason += ": not " + run.lostConditions.map(\.waitingText).joined(separator: ", ")
+            }
             entry = Self.entry(.cancelSignalled, 5, "\(name): run \(short) cancellation signalled (\(reason))")
         case .killing:
             entry = Self.entry(.runKilled, 4, "\(name): run \(short) reached its hard stop; killing")
@@ -189,6 +192,9 @@ package struct EventJournal: Sendable {
         if let outcome = run.outcome { entry.set("TASK_OUTCOME", outcome.rawValue) }
         if let duration = run.duration { entry.set("TASK_DURATION_USEC", String(duration)) }
         if let reason = run.cancelReason { entry.set("TASK_CANCEL_REASON", reason.rawValue) }
+        if !run.lostConditions.isEmpty {
+            entry.set("TASK_CONDITIONS_LOST", run.lostConditions.map(\.description).joined(separator: " "))
+        }
         if let waited = run.waited, waited > 0 { entry.set("TASK_WAITED_USEC", String(waited)) }
         if let progress = run.progress {
             if let completed = progress.completed { entry.set("TASK_PROGRESS_COMPLETED", String(completed)) }
