@@ -409,8 +409,9 @@ def test_each_run_gets_a_delegated_cgroup_a_setsid_escapee_dies_at_the_budget_an
         assert "run-" not in inside(container, "ls", service).stdout
         end = [e for e in journal_inside(container, f"TASK_RUN_ID={run['runId']}") if "TASK_OUTCOME" in e][-1]
         assert end["TASK_USAGE_SOURCE"] == "cgroup", end
-        # This container's cgroup tree has no memory controller to delegate (the host keeps it on
-        # cgroup v1): MemoryMax= is said not to apply, once, naming why.
+        # This container's cgroup tree has no memory controller to delegate when the host keeps it on
+        # cgroup v1: MemoryMax= is said not to apply, once, naming why. (test_vm_cgroups.py shows it
+        # applied, in a VM with a kernel of its own.)
         warned = [e["MESSAGE"] for e in journal_inside(container, f"_PID={main}")
                   if "escape: resource limits not applied" in e.get("MESSAGE", "")]
         controllers = inside(container, "cat", f"{service}/cgroup.controllers").stdout
