@@ -3,7 +3,6 @@ installed, taskd.socket activates taskd, `taskctl wake appRefresh --wait` succee
 `journalctl -u taskd TASK=appRefresh` shows the run. Skipped, with the reason, where nspawn cannot run."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 import warnings
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from conftest import BUILD, ROOT  # noqa: E402
+from conftest import BUILD, ROOT, e2e_skip_reason  # noqa: E402
 
 HARNESS = ROOT / "Tests" / "e2e" / "nspawn"
 CACHE = os.environ.get("TASKD_E2E_CACHE", "/var/cache/taskd-e2e")
@@ -21,18 +20,8 @@ STARTED = "8605484d98ae4477a29493037f9e10ec"
 COMPLETED = "e1494e7e0a484939823f308918b213dd"
 
 
-def why_not():
-    if os.geteuid() != 0:
-        return "booting systemd in a container needs root"
-    for tool in ["systemd-nspawn", "debootstrap", "nsenter"]:
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not (BUILD / "taskd").exists():
-        return f"no taskd build in {BUILD}"
-    return None
-
-
-pytestmark = pytest.mark.skipif(why_not() is not None, reason=why_not() or "")
+SKIP = e2e_skip_reason("booting systemd in a container", ["systemd-nspawn", "debootstrap", "nsenter"])
+pytestmark = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
 
 
 @pytest.fixture(scope="module")

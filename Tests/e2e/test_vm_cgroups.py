@@ -5,7 +5,6 @@ them to taskd, and `MemoryMax=` and the other resource keys act for real. One bo
 the guest script below does everything, then prints its findings to a second serial port."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,25 +12,16 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from conftest import BUILD, ROOT  # noqa: E402
+from conftest import BUILD, ROOT, e2e_skip_reason  # noqa: E402
 
 HARNESS = ROOT / "Tests" / "e2e" / "vm"
 CACHE = os.environ.get("TASKD_E2E_CACHE", "/var/cache/taskd-e2e")
 SERVICE = "/sys/fs/cgroup/system.slice/taskd.service"
 
 
-def why_not():
-    if os.geteuid() != 0:
-        return "building the VM's disk and booting it need root"
-    for tool in ["qemu-system-x86_64", "debootstrap", "mke2fs", "cpio", "busybox", "apt-get"]:
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not (BUILD / "taskd").exists():
-        return f"no taskd build in {BUILD}"
-    return None
-
-
-pytestmark = pytest.mark.skipif(why_not() is not None, reason=why_not() or "")
+SKIP = e2e_skip_reason("building the VM's disk and booting it",
+                       ["qemu-system-x86_64", "debootstrap", "mke2fs", "cpio", "busybox", "apt-get"])
+pytestmark = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
 
 # Each finding is a section: a line "@@ NAME", then what the command printed.
 GUEST = r"""#!/bin/sh

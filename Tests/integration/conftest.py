@@ -9,6 +9,7 @@ or namespaces are skipped with the reason.
 import ctypes
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -98,6 +99,18 @@ def journal(**fields):
     args = ["journalctl", "--no-pager", "-o", "json"] + [f"{k}={v}" for k, v in fields.items()]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def e2e_skip_reason(needs_root_to, tools):
+    """Why an end-to-end module cannot run here (not root, a tool or the build missing), or None."""
+    if os.geteuid() != 0:
+        return f"{needs_root_to} needs root"
+    for tool in tools:
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if not (BUILD / "taskd").exists():
+        return f"no taskd build in {BUILD}"
+    return None
 
 
 def wait_for(predicate, timeout=10.0, interval=0.02, what="condition"):
