@@ -47,11 +47,11 @@ systemctl restart taskd.service
 
 section controllers; cat /sys/fs/cgroup/system.slice/taskd.service/cgroup.controllers
 section subtree; cat /sys/fs/cgroup/system.slice/taskd.service/cgroup.subtree_control
-section oom; taskctl wake oom --wait --json
+section oom; timeout 120 taskctl wake oom --wait --json
 section oom-status; taskctl status oom
-section peak; taskctl wake peak --wait --json
-section limits; taskctl wake limits --wait --json
-section quota; taskctl wake quota --wait --json
+section peak; timeout 120 taskctl wake peak --wait --json
+section limits; timeout 120 taskctl wake limits --wait --json
+section quota; timeout 120 taskctl wake quota --wait --json
 section leftovers; ls /sys/fs/cgroup/system.slice/taskd.service
 journalctl --sync
 section journal; journalctl -u taskd -o json --no-pager
@@ -65,9 +65,9 @@ def guest(tmp_path_factory):
     script, out = folder / "guest.sh", folder / "out.txt"
     script.write_text(GUEST)
     name = f"taskd-vm-{os.getpid()}"
-    env = dict(os.environ, BUILD=str(BUILD.resolve()))
+    env = dict(os.environ, BUILD=str(BUILD.resolve()), VM_TIMEOUT="480")
     boot = subprocess.run([str(HARNESS), "run", CACHE, name, str(script), str(out)],
-                          capture_output=True, text=True, timeout=900, env=env)
+                          capture_output=True, text=True, timeout=600, env=env)
     console = Path(f"/run/taskd-e2e/{name}.console")
     tail = console.read_text(errors="replace")[-3000:] if console.exists() else "(no console log)"
     assert boot.returncode == 0, f"the VM did not run: {boot.stderr[-2000:]}\n{tail}"
