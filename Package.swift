@@ -53,7 +53,7 @@ let package = Package(
         // The public API an app imports: backgroundTask(_:action:) and run().
         .target(name: "Taskd", dependencies: ["TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdIO"]),
         // The handler author's test kit: runs registered handlers on a manual clock.
-        .target(name: "TaskdTesting", dependencies: ["Taskd", "TaskdDaemon", "TaskScheduling", "TaskdProtocol"]),
+        .target(name: "TaskdTesting", dependencies: ["Taskd", "TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdConfig", "TaskdIO", "TaskdSystem"]),
         // taskctl's logic, as a library so that the executable stays thin.
         .target(name: "TaskControl", dependencies: ["TaskdProtocol", "TaskScheduling", "TaskdIO"]),
 

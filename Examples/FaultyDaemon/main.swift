@@ -43,7 +43,7 @@ await TaskDaemon(name: "taskd-faults")
         }
     }
     .backgroundTask(.appRefresh("chain")) { context in
-        if context.trigger == "wake" { context.scheduleNext(after: .seconds(3600)) }
+        if context.trigger == .wake { context.scheduleNext(after: .seconds(3600)) }
     }
     .backgroundTask(.processing("silent"), budget: .seconds(30), progressTimeout: .seconds(1)) { _ in
         try await Task.sleep(for: .seconds(30))

@@ -13,7 +13,7 @@ struct WeatherTests {
     func completes() async throws {
         let run = try await driver.wake("WEATHER_DATA", payloadJSON: #"{"city": "Oslo", "steps": 1}"#, id: "oslo")
         let ended = await run.finish()
-        #expect(ended.outcome == "completed")
+        #expect(ended.outcome == .completed)
         #expect(try ended.result(as: Forecast.self) == Forecast(city: "Oslo", steps: 1, attempt: 1))
         #expect(ended.journal.first?["MESSAGE"]?.contains("started (trigger wake") == true)
         #expect(ended.journal.last?["TASK_OUTCOME"] == "completed")
@@ -22,7 +22,7 @@ struct WeatherTests {
 
     @Test("a retry's attempt number reaches the handler and its result")
     func attempt() async throws {
-        let run = try await driver.start("WEATHER_DATA", trigger: "retry", attempt: 3, payloadJSON: #"{"steps": 1}"#)
+        let run = try await driver.start("WEATHER_DATA", trigger: .retry, attempt: 3, payloadJSON: #"{"steps": 1}"#)
         let ended = await run.finish()
         #expect(try ended.result(as: Forecast.self) == Forecast(city: "Paris", steps: 1, attempt: 3))
     }
@@ -30,7 +30,7 @@ struct WeatherTests {
     @Test("an empty city fails for good: PermanentFailure, no retry")
     func permanentFailure() async throws {
         let ended = try await driver.wake("WEATHER_DATA", payloadJSON: #"{"city": ""}"#).finish()
-        #expect(ended.outcome == "failed")
+        #expect(ended.outcome == .failed)
         #expect(ended.error == "threw PermanentFailure: no city given")
         #expect(ended.retryAfter == nil)
     }
@@ -38,7 +38,7 @@ struct WeatherTests {
     @Test("a payload that does not decode fails the run, naming the member")
     func badPayload() async throws {
         let ended = try await driver.wake("WEATHER_DATA", payloadJSON: #"{"steps": "many"}"#).finish()
-        #expect(ended.outcome == "failed")
+        #expect(ended.outcome == .failed)
         #expect(ended.error?.contains("steps") == true)
     }
 
@@ -48,8 +48,8 @@ struct WeatherTests {
         await run.advanceToCancellation()
         #expect(await run.elapsed == .seconds(25))
         let ended = await run.finish()
-        #expect(ended.outcome == "expired")
-        #expect(ended.cancelReason == "budget")
+        #expect(ended.outcome == .expired)
+        #expect(ended.cancelReason == .budget)
         #expect(ended.journal.contains { $0["MESSAGE"]?.contains("cancellation signalled") == true })
     }
 

@@ -13,8 +13,8 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     public var kind: String
     /// 32 hex digits; the journal's `TASK_RUN_ID`.
     public var runID: String
-    /// `startup`, `timer`, `wake`, `retry`, `catchup` or `resume`.
-    public var trigger: String
+    /// What started the run: `.startup`, `.timer`, `.wake`, `.retry`, `.catchup` or `.resume`.
+    public var trigger: TaskTrigger
     /// 1 for the first attempt, then 2, 3, … for retries (`MaxAttempts=`).
     public var attempt: Int
     /// The `--id` of the wake (SwiftUI's `task(id:)` value), if any.
@@ -59,7 +59,7 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     /// `TaskdTesting`'s `TaskTestDriver` makes one from a run the way taskd does.
     public init(
         task: String, kind: String = TaskKind.appRefresh, runID: String = String(repeating: "0", count: 32),
-        trigger: String = "wake", attempt: Int = 1, wakeID: String? = nil, payload: Payload? = nil,
+        trigger: TaskTrigger = .wake, attempt: Int = 1, wakeID: String? = nil, payload: Payload? = nil,
         payloadJSON: String? = nil, budget: Duration = .seconds(30), waited: Duration = .zero,
         deadline: ContinuousClock.Instant? = nil
     ) {
@@ -89,7 +89,7 @@ public struct TaskContext<Payload: Sendable>: Sendable {
         task = run.key.identifier
         kind = run.key.kind
         runID = run.id
-        trigger = run.trigger.rawValue
+        trigger = run.trigger
         attempt = run.attempt
         wakeID = run.wakeID
         self.payload = payload

@@ -9,7 +9,7 @@ import TaskScheduling
 /// .backgroundTask(.processing("BACKUP"), requires: [.acPower, .giveUpAfter(.seconds(6 * 3600))]) { … }
 /// ```
 public struct TaskRequirement: Sendable {
-    let apply: @Sendable (inout TaskDefinition) -> Void
+    package let apply: @Sendable (inout TaskDefinition) -> Void
 
     /// On AC power (a machine with no power supply to report is).
     public static var acPower: TaskRequirement { TaskRequirement { $0.conditions.insert(.acPower) } }

@@ -7,6 +7,12 @@ public struct LoadedConfig: Sendable {
     public var tasks: [TaskDefinition]
     public var diagnostics: [ConfigDiagnostic]
 
+    package init(daemon: DaemonSettings, tasks: [TaskDefinition], diagnostics: [ConfigDiagnostic] = []) {
+        self.daemon = daemon
+        self.tasks = tasks
+        self.diagnostics = diagnostics
+    }
+
     /// True when no diagnostic is an error.
     public var isValid: Bool { !diagnostics.contains { $0.severity == .error } }
 }

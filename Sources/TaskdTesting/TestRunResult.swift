@@ -1,11 +1,12 @@
 import TaskScheduling
+import Taskd
 import TaskdProtocol
 
 /// How a `TestRun` ended: its outcome as taskd records it, what the handler returned, and what
 /// was journaled.
 public struct TestRunResult: Sendable {
-    /// `completed`, `failed`, `cancelled`, `expired` or `killed` (docs/run-life.md).
-    public var outcome: String
+    /// `.completed`, `.failed`, `.cancelled`, `.expired` or `.killed` (docs/run-life.md).
+    public var outcome: RunOutcome
     /// What the handler returned, as the JSON text taskd keeps with the run (nil: no result type,
     /// or it did not return).
     public var resultJSON: String?
@@ -14,8 +15,8 @@ public struct TestRunResult: Sendable {
     /// True when the handler returned by itself after cancellation came: done partially, and
     /// taskd does not retry it.
     public var partial: Bool
-    /// Why cancellation came (`budget`, …), if it came.
-    public var cancelReason: String?
+    /// Why cancellation came (`.budget`, `.sleep`, …), if it came.
+    public var cancelReason: CancelReason?
     /// How long the run took on the test's clock.
     public var duration: Duration
     /// When taskd would start the next attempt, if the failure is retried (`maxAttempts:`).
@@ -29,22 +30,22 @@ public struct TestRunResult: Sendable {
     /// The run's journal entries, in order, the last one its end.
     public var journal: [[String: String]]
 
-    init(run: Run, journal: [[String: String]], retryAfter: Duration?, nextRunRequested: Duration?) {
+    init(run: Run, journal: [[String: String]], retryAfter: UInt64?, nextRunRequested: Duration?) {
         self.nextRunRequested = nextRunRequested
         progressCompleted = run.progress?.completed.map { Int($0) }
         progressTotal = run.progress?.total.map { Int($0) }
         status = run.progress?.status
-        outcome = run.outcome?.rawValue ?? run.state.rawValue
+        outcome = run.outcome ?? .cancelled
         resultJSON = run.result
         switch run.termination {
         case .threw(let e)?: error = "threw \(e)"
         case .threwNoRetry(let e)?: error = "threw PermanentFailure: \(e)"
         default: error = nil
         }
-        cancelReason = run.cancelReason?.rawValue
+        cancelReason = run.cancelReason
         partial = run.partial
         duration = .microseconds(Int64(clamping: run.duration ?? 0))
-        self.retryAfter = retryAfter
+        self.retryAfter = retryAfter.map { .microseconds(Int64(clamping: $0)) }
         self.journal = journal
     }
 

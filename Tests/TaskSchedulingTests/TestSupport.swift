@@ -48,6 +48,8 @@ extension [SchedulerAction] {
             case .start: return "start"
             case .cancel: return "cancel"
             case .kill: return "kill"
+            case .inhibit(let lock): return "inhibit:\(lock.rawValue)"
+            case .release(let lock): return "release:\(lock.rawValue)"
             case .report(.started): return "started"
             case .report(.cancelling): return "cancelling"
             case .report(.killing): return "killing"

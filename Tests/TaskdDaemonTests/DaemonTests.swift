@@ -24,9 +24,11 @@ final class DaemonFixture {
         var settings = DaemonSettings()
         settings.watchSleep = false  // a unit test takes no inhibitor from the host's logind
         let config = LoadedConfig(daemon: settings, tasks: tasks, diagnostics: [])
-        daemon = Daemon(
-            config: config, handlers: handlers, journal: journal, notifier: ServiceNotifier(),
-            stateDirectory: directory, store: store, records: [:], loadConfig: { config })
+        let ports = DaemonPorts(
+            clock: SystemClock(),
+            commands: ProcessLauncher(journal: journal, stateDirectory: directory, cgroups: nil),
+            machine: { ManualMachine().connect($0) }, store: store, journal: journal, loadConfig: { config })
+        daemon = Daemon(config: config, handlers: handlers, records: [:], ports: ports)
         await daemon.start(recovering: [])
     }
 

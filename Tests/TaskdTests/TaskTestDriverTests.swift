@@ -1,5 +1,6 @@
 import Taskd
 import TaskdTesting
+import Synchronization
 import Testing
 
 /// The test kit itself, on handlers made to misbehave: one that ignores cancellation is
@@ -8,22 +9,22 @@ import Testing
 struct TaskTestDriverTests {
     @Test("a handler that ignores cancellation is abandoned at the budget's end: killed")
     func killed() async throws {
-        let gate = AsyncStream<Void>.makeStream()
+        let gate = Gate()
         let daemon = TaskDaemon().backgroundTask(
             .processing("stubborn"), budget: .seconds(60), cancelGrace: .seconds(10)
         ) {
             _ in
-            // Ignores cancellation: waits for a signal that never comes.
-            for await _ in gate.stream {}
+            // Ignores cancellation: waits for a gate that opens only when the test ends.
+            await gate.wait()
         }
         let run = try await TaskTestDriver(daemon).wake("stubborn")
         await run.advanceToCancellation()
         #expect(await run.result == nil, "cancellation alone does not end a run")
         await run.advanceToBudgetEnd()
         let ended = await run.finish()
-        #expect(ended.outcome == "killed" && ended.cancelReason == "budget")
+        #expect(ended.outcome == .killed && ended.cancelReason == .budget)
         #expect(ended.duration == .seconds(60))
-        gate.continuation.finish()
+        gate.open()
     }
 
     @Test("a thrown error fails the run and is retried per maxAttempts:, with the backoff")
@@ -31,10 +32,10 @@ struct TaskTestDriverTests {
         struct Flaky: Error {}
         let daemon = TaskDaemon().backgroundTask(.appRefresh("flaky"), maxAttempts: 3) { _ in throw Flaky() }
         let ended = try await TaskTestDriver(daemon).wake("flaky").finish()
-        #expect(ended.outcome == "failed" && ended.error?.hasPrefix("threw Flaky") == true)
+        #expect(ended.outcome == .failed && ended.error?.hasPrefix("threw Flaky") == true)
         #expect(ended.retryAfter != nil)
-        let last = try await TaskTestDriver(daemon).start("flaky", trigger: "retry", attempt: 3).finish()
-        #expect(last.outcome == "failed" && last.retryAfter == nil, "the last attempt is not retried")
+        let last = try await TaskTestDriver(daemon).start("flaky", trigger: .retry, attempt: 3).finish()
+        #expect(last.outcome == .failed && last.retryAfter == nil, "the last attempt is not retried")
     }
 
     @Test("a handler's context carries the trigger, attempt, wake id and payload")
@@ -50,7 +51,7 @@ struct TaskTestDriverTests {
     @Test("a context made by hand, for calling a handler's own functions directly")
     func handMadeContext() {
         let context = TaskContext<Int>(task: "t", payload: 5, budget: .seconds(10))
-        #expect(context.payload == 5 && context.attempt == 1 && context.trigger == "wake")
+        #expect(context.payload == 5 && context.attempt == 1 && context.trigger == .wake)
         #expect(context.deadline > ContinuousClock.now)
     }
 
@@ -60,7 +61,7 @@ struct TaskTestDriverTests {
             context.scheduleNext(after: .seconds(600))
         }
         let ended = try await TaskTestDriver(daemon).wake("poll").finish()
-        #expect(ended.outcome == "completed" && ended.nextRunRequested == .seconds(600))
+        #expect(ended.outcome == .completed && ended.nextRunRequested == .seconds(600))
     }
 
     @Test("a daemon whose registrations are wrong is refused, as run() would refuse it")
@@ -88,7 +89,7 @@ struct TaskTestDriverTests {
         let run = try await TaskTestDriver(daemon).wake("stall")
         await run.advance(by: .seconds(60))
         let ended = await run.finish()
-        #expect(ended.outcome == "cancelled" && ended.cancelReason == "no-progress")
+        #expect(ended.outcome == .cancelled && ended.cancelReason == .noProgress)
     }
 
     @Test("a handler that catches its cancellation and returns what it has is done partially: kept, not retried")
@@ -106,7 +107,31 @@ struct TaskTestDriverTests {
         let run = try await TaskTestDriver(daemon).wake("pages")
         await run.advanceToCancellation()
         let ended = await run.finish()
-        #expect(ended.outcome == "expired" && ended.partial && ended.retryAfter == nil)
+        #expect(ended.outcome == .expired && ended.partial && ended.retryAfter == nil)
         #expect(try ended.result(as: Int.self) != nil)
+    }
+}
+
+/// A gate a handler waits at, deaf to cancellation, until the test opens it.
+final class Gate: Sendable {
+    private let waiting = Mutex<(open: Bool, continuations: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let open = waiting.withLock { w in
+                if !w.open { w.continuations.append(continuation) }
+                return w.open
+            }
+            if open { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = waiting.withLock { w in
+            w.open = true
+            defer { w.continuations = [] }
+            return w.continuations
+        }
+        waiters.forEach { $0.resume() }
     }
 }

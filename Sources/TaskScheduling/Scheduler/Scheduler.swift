@@ -25,6 +25,8 @@ public struct Scheduler: Sendable {
     public internal(set) var isStopping = false
     /// True from `prepareForSleep` to `resumed`: no new runs start.
     public internal(set) var isSleeping = false
+    /// Whether logind's sleep is watched (`WatchSleep=`): the delay inhibitor is then held from the first run on.
+    public let watchesSleep: Bool
     /// Runs cut short by sleep, by task: each runs again at `resumed` (trigger `resume`).
     var cutBySleep: [TaskKey: TriggerRequest] = [:]
     /// How tasks have been doing (`TaskHealth`), for those that have ended a run or been paused.
@@ -50,9 +52,10 @@ public struct Scheduler: Sendable {
         definitions: [TaskDefinition], startedAt: ClockReading,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = "",
         persistedTriggers: [TaskKey: UInt64] = [:], persistedRequests: [TaskKey: UInt64] = [:],
-        persistedHealth: [TaskKey: TaskHealth] = [:], maxConcurrentRuns: Int = 4
+        persistedHealth: [TaskKey: TaskHealth] = [:], maxConcurrentRuns: Int = 4, watchesSleep: Bool = false
     ) {
         self.random = random
+        self.watchesSleep = watchesSleep
         self.startedAt = startedAt
         self.machineID = machineID
         self.maxConcurrentRuns = max(1, maxConcurrentRuns)

@@ -171,11 +171,13 @@ package struct DaemonProcess: Sendable {
         for problem in problems + logProblems { journal.daemon(.stateError, 4, problem) }
         let swiftTasks = registrations.map(\.definition)
         let example = config.tasks.first?.key.identifier
-        let daemon = Daemon(
-            config: consume config, handlers: handlers, journal: journal, notifier: notifier,
-            stateDirectory: stateDirectory, cgroups: cgroups,
-            store: store, records: records,
-            loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks, required: required) })
+        let ports = DaemonPorts(
+            clock: SystemClock(),
+            commands: ProcessLauncher(journal: journal, stateDirectory: stateDirectory, cgroups: cgroups),
+            machine: { MachineWatch(onEvent: $0) }, store: store, journal: journal, notifier: notifier,
+            loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks, required: required) },
+            random: SystemRandom(), machineID: Self.machineID())
+        let daemon = Daemon(config: consume config, handlers: handlers, records: records, ports: ports)
         // The parsed files are garbage now: give their pages back (0.8 MiB with 10,000 tasks).
         _ = taskd_malloc_trim()
         let service = ControlService(
@@ -214,6 +216,12 @@ package struct DaemonProcess: Sendable {
         // not read them within a second does not keep taskd from exiting.
         _ = await Thread.run { notifier.flush(waitingAtMost: 1) }
         return 0
+    }
+
+    /// /etc/machine-id, for FixedRandomDelay= (empty when it cannot be read).
+    static func machineID() -> String {
+        guard case .success(let bytes) = FileIO.read("/etc/machine-id") else { return "" }
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
     }
 
     private func printHint(socketPath: String, example: String?) {

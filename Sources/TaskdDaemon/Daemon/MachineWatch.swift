@@ -10,13 +10,7 @@ import TaskdSystem
 /// the system bus (logind's idle state and sleep, the network), free space and pressure. It calls
 /// `onEvent` on the event loop when a condition may have changed or the system sleeps or resumes;
 /// `unheld(_:)` then says which conditions do not hold. Use it from the event loop only.
-final class MachineWatch: @unchecked Sendable {
-    enum Event: Sendable {
-        case conditions
-        case prepareForSleep
-        case resumed
-    }
-
+final class MachineWatch: MachinePort, @unchecked Sendable {
     /// How often free space and pressure are read while a run needs them: no event tells of them.
     static let sampleInterval: UInt64 = 5_000_000
 
@@ -26,11 +20,11 @@ final class MachineWatch: @unchecked Sendable {
     private var idleTimer: DeadlineTimer?
     private var sampleTimer: DeadlineTimer?
     private var sampling = false
-    private let onEvent: @Sendable (Event) -> Void
+    private let onEvent: @Sendable (MachineEvent) -> Void
     /// `/proc/pressure`, or `TASKD_PRESSURE_DIR` in tests.
     let pressureFolder = getenv("TASKD_PRESSURE_DIR").map { String(cString: $0) } ?? "/proc/pressure"
 
-    init(onEvent: @escaping @Sendable (Event) -> Void) {
+    init(onEvent: @escaping @Sendable (MachineEvent) -> Void) {
         self.onEvent = onEvent
     }
 
@@ -64,6 +58,26 @@ final class MachineWatch: @unchecked Sendable {
         }
         return bus != nil
     }
+
+    /// Where conditions are learnt from, for the journal: the power supplies' folder, if watched.
+    var sourceNote: String {
+        guard let power else { return "" }
+        return " (power supplies in \(power.folder)" + (power.isWatching ? ")" : "; no events from them, read once)")
+    }
+
+    /// Takes or releases a logind inhibitor lock; the system bus is opened for the first one.
+    func inhibit(_ lock: SleepInhibitor, hold: Bool) {
+        switch (lock, hold) {
+        case (.delay, true): if openBus() { bus?.takeDelayInhibitor() }
+        case (.delay, false): bus?.releaseDelayInhibitor()
+        case (.block, _):
+            if hold { openBus() }
+            bus?.blockSleep(hold, why: "a taskd run with Sleep=block is in progress")
+        }
+    }
+
+    /// logind's `InhibitDelayMaxUSec` (5 s when it is not known).
+    var inhibitDelayMax: UInt64 { bus?.state.inhibitDelayMax ?? 5_000_000 }
 
     /// Whether free space and pressure are being read every `sampleInterval`.
     var isSampling: Bool { sampling }

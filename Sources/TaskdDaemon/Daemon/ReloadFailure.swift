@@ -1,4 +1,4 @@
 /// A reload that changed nothing: the new configuration's errors, each as file:line: message.
-struct ReloadFailure: Error, Sendable {
+package struct ReloadFailure: Error, Sendable {
     var errors: [String]
 }

@@ -7,6 +7,8 @@ import TaskdSystem
 package struct EventJournal: Sendable {
     let backend: any LogBackend
 
+    package init(backend: any LogBackend) { self.backend = backend }
+
     /// Calls `body` once every entry journaled before has been handed to journald (or its fallback).
     func whenHandedOn(_ body: @escaping @Sendable () -> Void) { backend.whenHandedOn(body) }
 
@@ -259,5 +261,24 @@ package struct EventJournal: Sendable {
             let (message, fields) = make()
             return Self.entry(id, priority, message, fields)
         })
+    }
+}
+
+extension EventJournal {
+    /// A reload applied: what it added, removed and changed.
+    func reloaded(_ diff: ReloadDiff) {
+        func names(_ keys: [TaskKey]) -> String {
+            keys.isEmpty ? "none" : keys.map(\.description).joined(separator: ", ")
+        }
+        daemon(
+            .reloaded, 5,
+            diff.isEmpty
+                ? "configuration reloaded: no task changed"
+                : "configuration reloaded: added \(names(diff.added)); removed \(names(diff.removed)); changed \(names(diff.changed))",
+            [
+                ("TASKD_ADDED", diff.added.map(\.description).joined(separator: " ")),
+                ("TASKD_REMOVED", diff.removed.map(\.description).joined(separator: " ")),
+                ("TASKD_CHANGED", diff.changed.map(\.description).joined(separator: " ")),
+            ])
     }
 }

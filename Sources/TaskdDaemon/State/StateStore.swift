@@ -21,7 +21,7 @@ import TaskdIO
 /// replay an answered wake (delivery is at least once). All file work happens on one serial queue,
 /// never on the cooperative pool. A failure is reported through `report` once per spell (priority
 /// 3, "error"), its end once (priority 5, "writable again"), and scheduling goes on in memory.
-final class StateStore: Sendable {
+final class StateStore: RunStore {
     let directory: String
     private let queue = DispatchQueue(label: "taskd.state")
     private let pending = Mutex(Pending())
@@ -274,12 +274,6 @@ final class StateStore: Sendable {
             if sync { p.synced.insert(key) }
             if let then { p.afterSnapshots.append(then) }
         }
-    }
-
-    /// Returns once the wakes added up to `ticket` are written, and synced if `syncInterval` is 0
-    /// (with a barrier's ticket: everything enqueued before it, synced).
-    func waitDurable(_ ticket: UInt64) async {
-        await withCheckedContinuation { continuation in whenDurable(ticket) { continuation.resume() } }
     }
 
     /// Runs `body` once the wakes added up to `ticket` are durable (see `waitDurable`): at once if they

@@ -3,7 +3,7 @@ import TaskdProtocol
 
 /// A task's durable state, `STATE/tasks/KIND:IDENTIFIER.json`: its last trigger, the run its
 /// handler asked for, and its last runs (at most `History=`), newest last.
-struct TaskRecord: Hashable, Sendable {
+package struct TaskRecord: Hashable, Sendable {
     var lastTriggerUSec: UInt64?
     /// The run the task's handler asked for (`TaskContext.scheduleNext(after:)`), CLOCK_REALTIME µs.
     var requestedUSec: UInt64?

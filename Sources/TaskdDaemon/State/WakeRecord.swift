@@ -3,7 +3,7 @@ import TaskdProtocol
 
 /// An acknowledged wake of one task, kept in `STATE/wakes.log` from before the acknowledgement
 /// until the run that answers it has ended for good; replayed after a crash (at-least-once).
-struct WakeRecord: Hashable, Sendable {
+package struct WakeRecord: Hashable, Sendable {
     var id: String
     var key: TaskKey
     var wakeID: String?

@@ -1,0 +1,2 @@
+/// A logind inhibitor lock taskd may hold.
+public enum SleepInhibitor: String, Hashable, Sendable { case delay, block }

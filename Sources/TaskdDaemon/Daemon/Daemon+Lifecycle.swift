@@ -1,0 +1,76 @@
+import TaskScheduling
+import TaskdConfig
+import TaskdIO
+
+/// The daemon's life as a service: the watchdog, reloading the configuration, stopping.
+extension Daemon {
+    /// Sends `WATCHDOG=1` every `interval` µs (half of `WATCHDOG_USEC`): a wedged scheduler stops
+    /// petting and systemd restarts taskd. With Swift handlers, each pet also makes a round trip
+    /// through the global concurrent executor, so a cooperative pool that no longer runs (handlers
+    /// blocking its threads) stops it too. Without them that pool is never used.
+    package func startWatchdog(every interval: UInt64) {
+        let throughPool = !swift.isEmpty
+        status.startWatchdog(every: interval) { [weak self] pet in
+            guard let self else { return }
+            guard throughPool else { return self.onLoop { _ in pet() } }
+            Task(executorPreference: globalConcurrentExecutor) { self.onLoop { _ in pet() } }
+        }
+    }
+
+    /// Loads the configuration again (off the cooperative pool). An invalid one changes nothing
+    /// and its errors come back as file:line lines; a valid one is applied (see `Scheduler.reload`).
+    package func reload() async -> Result<ReloadDiff, ReloadFailure> {
+        status.notifier.notify(
+            "RELOADING=1\nMONOTONIC_USEC=\(clock.now().monotonic)\nSTATUS=Reloading configuration")
+        defer {
+            status.reset()
+            status.notifier.notify("READY=1")
+            status.send(statusText)
+        }
+        let load = loadConfig
+        let config = await Thread.run { load() }
+        for d in config.diagnostics {
+            journal.daemon(
+                .configError, d.severity == .error ? 3 : 4, d.description,
+                [("CONFIG_FILE", d.location.file), ("CONFIG_LINE", String(d.location.line))])
+        }
+        guard config.isValid else {
+            let errors = config.diagnostics.filter { $0.severity == .error }.map(\.description)
+            journal.daemon(
+                .reloaded, 3,
+                "reload refused: the configuration has \(errors.count) error(s); the running configuration stays")
+            return .failure(ReloadFailure(errors: errors))
+        }
+        for d in config.tasks where d.handler == .swift && !swift.has(d.key.identifier) {
+            journal.daemon(.configError, 4, "\(d.key): no Swift handler is registered; its runs will fail")
+        }
+        access = config.daemon.access
+        conditions.reconfigure(config.tasks)
+        watchConditions()
+        let (diff, actions) = scheduler.reload(
+            config.tasks, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon), at: clock.now())
+        Self.checkChains(config.tasks, resolver: scheduler.resolver, journal: journal)
+        if !diff.added.isEmpty {
+            let (loaded, problems) = await store.loadTasks(diff.added)
+            for problem in problems { journal.daemon(.stateError, 4, problem) }
+            history.adopt(loaded)
+        }
+        perform(actions)
+        journal.reloaded(diff)
+        return .success(diff)
+    }
+
+    /// Cancels every run (reason `shutdown`) and returns once none is left: each ends by itself,
+    /// or by the hard stop `CancelGraceSec` later. Their acknowledged wakes run after the restart.
+    package func shutdown() async {
+        let actions = scheduler.shutdown(at: clock.now())
+        let grace = scheduler.runs.values.map(\.cancelGrace.microseconds).max() ?? 0
+        let count = scheduler.runs.values.filter(\.isActive).count
+        status.notifier.notify("STOPPING=1\nSTATUS=Stopping: cancelling \(count) run(s)")
+        if grace > 0 { status.notifier.notify("EXTEND_TIMEOUT_USEC=\(grace + 5_000_000)") }
+        journal.daemon(.daemonStopping, 5, "stopping: cancelling \(count) run(s)")
+        perform(actions)
+        if !scheduler.runs.isEmpty { await withCheckedContinuation { drainWaiters.append($0) } }
+        await store.waitDurable(store.add([]))
+    }
+}

@@ -1,0 +1,164 @@
+import TaskScheduling
+import TaskdConfig
+import TaskdIO
+import TaskdProtocol
+import TaskdSystem
+
+/// What clients ask of the daemon (the control service calls these on the event loop): access,
+/// wakes, cancels, pauses, and what the tasks and runs are.
+extension Daemon {
+    // MARK: Access
+
+    /// Throws `permissionDenied` unless the peer may use the socket (`AllowUsers=`, `AllowGroups=`).
+    package func checkAccess(_ peer: PeerCredentials) throws {
+        guard AccessList.allows(access, uid: peer.uid, gid: peer.gid, groups: peer.groups, owner: owner) else {
+            throw DaemonError.permissionDenied("uid \(peer.uid) may not use taskd (AllowUsers=, AllowGroups=)")
+        }
+    }
+
+    /// Throws `permissionDenied` unless the peer may wake or cancel every task of `keys` (`WakeUsers=`, `WakeGroups=`).
+    func checkWake(_ peer: PeerCredentials, _ keys: [TaskKey]) throws {
+        for key in keys {
+            let rule = scheduler.tasks[key]?.definition.wakeAccess
+            guard AccessList.allows(rule, uid: peer.uid, gid: peer.gid, groups: peer.groups, owner: owner) else {
+                throw DaemonError.permissionDenied(
+                    "uid \(peer.uid) may not wake or cancel \(key) (WakeUsers=, WakeGroups=)")
+            }
+        }
+    }
+
+    /// Throws `permissionDenied` unless the peer is root or taskd's own user.
+    package func checkAdmin(_ peer: PeerCredentials) throws {
+        guard peer.uid == 0 || peer.uid == owner else {
+            throw DaemonError.permissionDenied("only root may reload taskd")
+        }
+    }
+
+    // MARK: Wakes and cancels
+
+    /// Wakes the target. `reply` gets the runs as they were once their handlers began, once the
+    /// wake is in the state folder (one record per task; synced as `SyncIntervalSec=` says), so an
+    /// acknowledged wake survives a crash; it is called on the state writer's thread, or on the
+    /// loop's. With `watch`, every later state of those runs goes to `watch` on the loop, in order,
+    /// the last one each run's end (told once the history recording it is on disk). The reply is
+    /// built after the handlers begin, to not delay them.
+    package func wake(
+        target: String, id: String?, payload: String?, peer: PeerCredentials,
+        watch: (@Sendable (RunInfo) -> Void)? = nil, followRetries: Bool = true,
+        reply: @escaping @Sendable ([RunInfo]) -> Void
+    ) throws {
+        guard !scheduler.isStopping else { throw DaemonError.shuttingDown }
+        let keys = try scheduler.resolver.resolve(target)
+        try checkWake(peer, keys)
+        metrics.countWake()
+        refreshSampled()
+        let now = clock.now()
+        let wakes = keys.map {
+            WakeRecord(
+                id: HexID.make(recordRandom.next()), key: $0, wakeID: id, payload: payload,
+                acknowledgedUSec: now.realtime)
+        }
+        let ticket = store.add(wakes)
+        var results: [WakeResult] = []
+        var actions: [SchedulerAction] = []
+        for wake in wakes {
+            let (result, more) = scheduler.wake(key: wake.key, wakeID: id, payload: payload, record: wake.id, at: now)
+            if let result { results.append(result) }
+            actions += more
+        }
+        if let watch {
+            let followed = results.filter { $0.disposition != .refused }.map(\.run.id)
+            watchers.add(Set(followed), followRetries: followRetries, notify: watch)
+        }
+        let rest = startRuns(in: actions)
+        afterHandlersStart { [results] daemon in
+            daemon.perform(rest)
+            let runs = results.map { RunInfo(daemon.scheduler.runs[$0.run.id] ?? $0.run, disposition: $0.disposition) }
+            daemon.store.whenDurable(ticket) { reply(runs) }
+        }
+    }
+
+    /// Starts a run of `key` as `trigger` would, as attempt `attempt` (`TaskdTesting`'s `start`);
+    /// the run, or nil if the task took no run.
+    package func trigger(
+        _ key: TaskKey, _ trigger: Trigger, attempt: Int, wakeID: String?, payload: String?
+    ) -> Run? {
+        let (result, actions) = scheduler.trigger(
+            key, trigger, attempt: attempt, wakeID: wakeID, payload: payload, at: clock.now())
+        perform(actions)
+        return result?.run
+    }
+
+    /// The run as it is now: in progress, or as the history recorded its end.
+    func latest(_ run: Run, disposition: WakeDisposition) -> RunInfo {
+        if let now = scheduler.runs[run.id] { return RunInfo(now, disposition: disposition) }
+        if var ended = history.ended(run.id, of: run.key) {
+            ended.disposition = disposition
+            return ended
+        }
+        return RunInfo(run, disposition: disposition)
+    }
+
+    /// Cancels a run by id, or every run, queued run and retry of the tasks the target names.
+    package func cancel(target: String, peer: PeerCredentials) throws -> [RunInfo] {
+        try checkWake(peer, scheduler.runs[target].map { [$0.key] } ?? scheduler.resolver.resolve(target))
+        let (runs, actions) = try scheduler.cancel(target: target, reason: .requested, at: clock.now())
+        perform(actions)
+        return runs.map { run in scheduler.runs[run.id].map { RunInfo($0) } ?? latest(run, disposition: .started) }
+    }
+
+    /// Pauses every task the target names (`taskctl pause`); returns them as kind:identifier.
+    package func pause(target: String, until: UInt64?, note: String, peer: PeerCredentials) throws -> [String] {
+        try checkWake(peer, scheduler.resolver.resolve(target))
+        let (keys, actions) = try scheduler.pause(target: target, until: until, note: note, at: clock.now())
+        perform(actions)
+        return keys.map(\.description)
+    }
+
+    /// Resumes every paused task the target names (`taskctl resume`).
+    package func resume(target: String, peer: PeerCredentials) throws -> [String] {
+        try checkWake(peer, scheduler.resolver.resolve(target))
+        let (keys, actions) = try scheduler.resume(target: target, at: clock.now())
+        perform(actions)
+        return keys.map(\.description)
+    }
+
+    // MARK: What the tasks are
+
+    /// What decides, now, whether the task runs (`taskctl why`), each reason with the MESSAGE_ID
+    /// of the journal entries behind it.
+    package func why(name: String) throws -> (TaskKey, [(WhyReason, MessageID?)]) {
+        let key = try scheduler.resolver.resolveOne(name)
+        return (key, scheduler.explain(key, at: clock.now()).map { ($0, MessageID.behind($0.code)) })
+    }
+
+    /// The metrics, in the OpenMetrics text format (or the Prometheus one, for `MetricsFile=`).
+    package func metrics(prometheus: Bool = false) -> [UInt8] {
+        MetricsReport.render(scheduler, counters: metrics.counters, now: clock.now(), prometheus: prometheus)
+    }
+
+    package func list() -> [TaskInfo] {
+        let now = clock.now()
+        return scheduler.tasks.keys.sorted().map { info(for: $0, now: now) }
+    }
+
+    package func status(name: String) throws -> TaskInfo {
+        let key = try scheduler.resolver.resolveOne(name)
+        return info(for: key, now: clock.now())
+    }
+
+    /// The task's last `limit` runs, newest first.
+    package func history(name: String, limit: Int) throws -> [RunInfo] {
+        let key = try scheduler.resolver.resolveOne(name)
+        return Array((history.records[key]?.history ?? []).suffix(limit).reversed())
+    }
+
+    private func info(for key: TaskKey, now: ClockReading) -> TaskInfo {
+        let state = scheduler.tasks[key]!
+        let record = history.records[key] ?? TaskRecord()
+        return TaskInfo(
+            state, current: state.currentRunID.flatMap { scheduler.runs[$0] },
+            queued: state.queue.compactMap { scheduler.runs[$0] }, recent: Array(record.history.suffix(5).reversed()),
+            last: record.lastResult, health: scheduler.health(of: key), now: now)
+    }
+}

@@ -1,0 +1,40 @@
+import TaskScheduling
+import TaskdConfig
+import TaskdSystem
+
+/// The outside world as the daemon sees it: time, command processes, the machine, the state folder,
+/// the journal, the service manager and the configuration files. `DaemonPorts.live` in taskd;
+/// in-memory ones and a `ManualClock` in tests and `TaskdTesting`.
+package struct DaemonPorts: Sendable {
+    package var clock: any DaemonClock
+    package var commands: any CommandLauncher
+    /// Makes the machine, which tells the daemon of changes through the handler it is given.
+    package var machine: @Sendable (@escaping @Sendable (MachineEvent) -> Void) -> any MachinePort
+    package var store: any RunStore
+    package var journal: EventJournal
+    package var notifier: ServiceNotifier
+    /// Loads the configuration again (`Reload`, SIGHUP); called on a thread of its own.
+    package var loadConfig: @Sendable () -> LoadedConfig
+    /// The random source of the scheduler (`RandomizedDelaySec=`, retry jitter).
+    package var random: any RandomNumberGenerator & Sendable
+    /// /etc/machine-id, for `FixedRandomDelay=`.
+    package var machineID: String
+
+    package init(
+        clock: any DaemonClock, commands: any CommandLauncher,
+        machine: @escaping @Sendable (@escaping @Sendable (MachineEvent) -> Void) -> any MachinePort,
+        store: any RunStore, journal: EventJournal, notifier: ServiceNotifier = ServiceNotifier(),
+        loadConfig: @escaping @Sendable () -> LoadedConfig,
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = ""
+    ) {
+        self.clock = clock
+        self.commands = commands
+        self.machine = machine
+        self.store = store
+        self.journal = journal
+        self.notifier = notifier
+        self.loadConfig = loadConfig
+        self.random = random
+        self.machineID = machineID
+    }
+}

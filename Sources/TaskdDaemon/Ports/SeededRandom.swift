@@ -1,0 +1,15 @@
+/// A random source that gives the same numbers for the same seed (SplitMix64): for tests and
+/// `TaskdTesting`, where a randomized delay must be the same on every run of the test.
+package struct SeededRandom: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    package init(seed: UInt64) { state = seed }
+
+    package mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,77 @@
+import TaskRuntime
+import TaskScheduling
+import TaskdIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs commands as real processes: spawned with their `TASKD_*` environment, in a cgroup of their
+/// own when runs get one (`RunCgroups=`), their output journaled line by line and their notify
+/// lines (`PROGRESS=`, `STATUS=`) handed to the daemon. Used from the event loop only.
+final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
+    private let journal: EventJournal
+    private let stateDirectory: String
+    /// Where command runs get cgroups of their own (nil: process groups).
+    private let cgroups: RunCgroups?
+    /// Tasks whose resource limits were reported as not applied (said once per task).
+    private var limitsReported: Set<TaskKey> = []
+    /// The processes running now, each with the signal that cancels it.
+    private var active: [String: (process: CommandProcess, killSignal: Int32)] = [:]
+
+    init(journal: EventJournal, stateDirectory: String, cgroups: RunCgroups?) {
+        self.journal = journal
+        self.stateDirectory = stateDirectory
+        self.cgroups = cgroups
+    }
+
+    func start(_ run: Run, _ spec: CommandSpec, reporter: any RunReporter) -> Termination? {
+        let journal = self.journal
+        var cgroup: RunCgroup?
+        do {
+            cgroup = try makeCgroup(run, limits: spec.limits)
+            let process = try CommandProcess.spawn(
+                argv: spec.argv,
+                environment: HandlerEnvironment.build(run: run, spec: spec, stateDirectory: stateDirectory),
+                workingDirectory: spec.workingDirectory, stdin: run.payload,
+                identity: spec.identity, outputLimit: spec.outputLimit, cgroup: cgroup,
+                onOutput: { output in
+                    guard case .notification(let line) = output else {
+                        return journal.output(output, run: run, limit: spec.outputLimit)
+                    }
+                    guard let report = NotifyLine.parse(line[...]) else { return }
+                    reporter.progressed(runID: run.id, report)
+                },
+                onExit: { termination, usage in
+                    reporter.ended(runID: run.id, termination: termination, result: nil, usage: usage)
+                })
+            active[run.id] = (process, spec.killSignal)
+            return nil
+        } catch {
+            cgroup?.remove()
+            return .spawnFailed(error.message)
+        }
+    }
+
+    func signal(_ runID: String, hard: Bool) {
+        guard let (process, killSignal) = active[runID] else { return }
+        process.signalGroup(hard ? SIGKILL : killSignal)
+    }
+
+    func ended(_ runID: String) { active[runID] = nil }
+
+    /// The run's cgroup, if runs get one; resource limits that cannot apply (no run cgroups, or
+    /// a controller systemd did not give) are journaled once per task.
+    private func makeCgroup(_ run: Run, limits: ResourceLimits) throws(SpawnError) -> RunCgroup? {
+        var unapplied: [String] = []
+        let cgroup = try cgroups?.make(runID: run.id, limits: limits, unapplied: &unapplied)
+        if cgroup == nil && !limits.isEmpty { unapplied = limits.files.map { "\($0.file)=\($0.value)" } }
+        if !unapplied.isEmpty, limitsReported.insert(run.key).inserted {
+            journal.daemon(
+                .configError, 4,
+                "\(run.key): resource limits not applied (\(unapplied.joined(separator: ", "))): "
+                    + (cgroups == nil ? "command runs have no cgroup of their own" : "the controller is not delegated"))
+        }
+        return cgroup
+    }
+}

@@ -1,0 +1,8 @@
+import TaskScheduling
+
+/// Something that follows what happens to runs, in the order the scheduler reports it, on the
+/// event loop: the journal, the metrics, the history, the clients watching runs, a test kit.
+package protocol RunEventObserver: AnyObject, Sendable {
+    /// One event the scheduler reported (started, progress, cancelling, killing, ended, retry…).
+    func observe(_ event: SchedulerEvent)
+}

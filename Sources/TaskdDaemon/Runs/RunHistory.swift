@@ -1,0 +1,65 @@
+import TaskScheduling
+import TaskdProtocol
+
+/// Each task's record (its last runs, persistent timers, health) as the daemon keeps it and hands
+/// it to the store: changed records are saved after each batch of actions, and the ends that
+/// watchers wait for are told once their record is on disk and every journal entry of the run has
+/// been handed to journald, so `wake --wait && journalctl` finds them (docs/journal.md). Used from
+/// the event loop only.
+final class RunHistory: RunEventObserver, @unchecked Sendable {
+    private(set) var records: [TaskKey: TaskRecord]
+    private let store: any RunStore
+    /// How many runs each task keeps (`History=`), from its definition.
+    private let keep: @Sendable (TaskKey) -> Int
+    /// Tasks whose record changed since it was last handed to the store.
+    private var dirty: Set<TaskKey> = []
+    /// Ended runs that watchers learn of once the history that records them is on disk.
+    private var endedAwaitingDisk: [TaskKey: [Run]] = [:]
+
+    init(records: [TaskKey: TaskRecord], store: any RunStore, keep: @escaping @Sendable (TaskKey) -> Int) {
+        self.records = records
+        self.store = store
+        self.keep = keep
+    }
+
+    func observe(_ event: SchedulerEvent) {
+        guard case .ended(let run) = event else { return }
+        records[run.key, default: TaskRecord()].append(RunInfo(run), keep: keep(run.key))
+        dirty.insert(run.key)
+        endedAwaitingDisk[run.key, default: []].append(run)
+    }
+
+    /// Changes the task's record (a persistent trigger, a request, its health).
+    func update(_ key: TaskKey, _ change: (inout TaskRecord) -> Void) {
+        change(&records[key, default: TaskRecord()])
+        dirty.insert(key)
+    }
+
+    /// Keeps records loaded for tasks added by a reload.
+    func adopt(_ loaded: [TaskKey: TaskRecord]) {
+        for (key, record) in loaded where records[key] == nil { records[key] = record }
+    }
+
+    /// Hands every changed record to the store; `deliver` gets the ended runs `watchers` follow,
+    /// on the event loop, once they are on disk and journaled. Ends no one follows are written
+    /// without an fsync.
+    func save(
+        watchers: RunWatchers, journal: EventJournal, deliver: @escaping @Sendable ([Run]) -> Void
+    ) {
+        for key in dirty.sorted() {
+            let ended = endedAwaitingDisk.removeValue(forKey: key) ?? []
+            let watched = ended.filter(watchers.follows)
+            let record = records[key] ?? TaskRecord()
+            guard !watched.isEmpty else {
+                store.save(key, record, sync: false, then: nil)
+                continue
+            }
+            store.save(key, record, sync: true) { journal.whenHandedOn { deliver(watched) } }
+        }
+        dirty.removeAll()
+        endedAwaitingDisk.removeAll()
+    }
+
+    /// The run as recorded: the history entry of `id` for `key`, if any.
+    func ended(_ id: String, of key: TaskKey) -> RunInfo? { records[key]?.history.last { $0.runId == id } }
+}
