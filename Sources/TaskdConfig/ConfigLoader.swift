@@ -81,16 +81,11 @@ public enum ConfigLoader {
     public static func parseTaskFile(_ path: String, _ diagnostics: inout [ConfigDiagnostic]) -> TaskFile? {
         var file = TaskFile(path: path)
         let before = diagnostics.count
-        var sources = [path]
         let dropInDirectory = path + ".d"
-        sources += (TextFiles.list(dropInDirectory, suffix: ".conf") ?? []).map { dropInDirectory + "/" + $0 }
-        for source in sources {
-            switch TextFiles.read(source) {
-            case .failure(let error):
-                diagnostics.append(ConfigDiagnostic(SourceLocation(file: source, line: 0), "cannot read: \(error)"))
-            case .success(let text):
-                apply(text, file: source, to: &file, &diagnostics)
-            }
+        let dropIns = (TextFiles.list(dropInDirectory, suffix: ".conf") ?? []).map { dropInDirectory + "/" + $0 }
+        for source in [path] + dropIns {
+            guard let text = read(source, &diagnostics) else { continue }
+            file.apply(text, from: source, &diagnostics)
         }
         return diagnostics.count == before ? file : nil
     }
@@ -100,128 +95,35 @@ public enum ConfigLoader {
     public static func parseTaskText(_ text: String, path: String) -> (TaskDefinition?, [ConfigDiagnostic]) {
         var file = TaskFile(path: path)
         var diagnostics: [ConfigDiagnostic] = []
-        apply(text, file: path, to: &file, &diagnostics)
+        file.apply(text, from: path, &diagnostics)
         return (diagnostics.isEmpty ? file.definition(base: nil) : nil, diagnostics)
     }
 
-    /// Applies a task file's text to `file` through the key table.
-    static func apply(
-        _ text: String, file path: String, to file: inout TaskFile, _ diagnostics: inout [ConfigDiagnostic]
-    ) {
-        let (entries, syntax) = UnitFileParser.parse(text, file: path)
-        diagnostics += syntax
-        for entry in entries {
-            guard let keys = TaskFileKeys.table[entry.section] else {
-                if !entry.section.hasPrefix("X-") {
-                    diagnostics.append(
-                        ConfigDiagnostic(
-                            entry.location, key: entry.key,
-                            "unknown section [\(entry.section)]; expected [Task], [Timer] or [Exec]"))
-                }
-                continue
-            }
-            guard let apply = keys[entry.key] else {
-                if !entry.key.hasPrefix("X-") {
-                    diagnostics.append(
-                        ConfigDiagnostic(entry.location, key: entry.key, "unknown key in section [\(entry.section)]"))
-                }
-                continue
-            }
-            do { try file.apply(entry, apply) } catch { diagnostics.append(error) }
-        }
+    /// Parses `taskd.conf`'s text as if read from `path`: the settings it gives, and the diagnostics
+    /// (a key with a bad value is left at its default). What `load` does with the file.
+    public static func parseDaemonText(_ text: String, path: String) -> (DaemonSettings, [ConfigDiagnostic]) {
+        var settings = DaemonSettings()
+        var diagnostics: [ConfigDiagnostic] = []
+        DaemonFileKeys.table.apply(text, file: path, to: &settings, &diagnostics)
+        return (settings, diagnostics)
     }
 
+    /// The settings of `taskd.conf` at `path`; the defaults when there is none.
     static func loadDaemon(_ path: String, _ diagnostics: inout [ConfigDiagnostic]) -> DaemonSettings {
-        var settings = DaemonSettings()
-        var allowUsers: [UInt32]?
-        var allowGroups: [UInt32]?
-        guard TextFiles.exists(path) else { return settings }
-        let text: String
+        guard TextFiles.exists(path), let text = read(path, &diagnostics) else { return DaemonSettings() }
+        let (settings, found) = parseDaemonText(text, path: path)
+        diagnostics += found
+        return settings
+    }
+
+    /// The text of the file at `path`, or nil with a diagnostic at its line 0.
+    private static func read(_ path: String, _ diagnostics: inout [ConfigDiagnostic]) -> String? {
         switch TextFiles.read(path) {
         case .failure(let error):
             diagnostics.append(ConfigDiagnostic(SourceLocation(file: path, line: 0), "cannot read: \(error)"))
-            return settings
-        case .success(let t): text = t
+            return nil
+        case .success(let text):
+            return text
         }
-        let (entries, syntax) = UnitFileParser.parse(text, file: path)
-        diagnostics += syntax
-        for e in entries {
-            guard e.section == "Daemon" else {
-                if !e.section.hasPrefix("X-") {
-                    diagnostics.append(
-                        ConfigDiagnostic(e.location, key: e.key, "unknown section [\(e.section)]; expected [Daemon]"))
-                }
-                continue
-            }
-            switch e.key {
-            case "StateDirectory", "Socket", "MetricsFile":
-                guard e.value.hasPrefix("/") else {
-                    diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not an absolute path"))
-                    continue
-                }
-                switch e.key {
-                case "Socket": settings.socketPath = e.value
-                case "MetricsFile": settings.metricsFile = e.value
-                default: settings.stateDirectory = e.value
-                }
-            case "AllowUsers", "AllowGroups":
-                do throws(ConfigDiagnostic) {
-                    if e.key == "AllowUsers" {
-                        allowUsers = try Identities.append(allowUsers, e, groups: false)
-                    } else {
-                        allowGroups = try Identities.append(allowGroups, e, groups: true)
-                    }
-                } catch {
-                    diagnostics.append(error)
-                }
-            case "MaxConcurrentRuns":
-                guard let n = Int(e.value), (1...100_000).contains(n) else {
-                    diagnostics.append(
-                        ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a whole number from 1 to 100000"))
-                    continue
-                }
-                settings.maxConcurrentRuns = n
-            case "MaxConnections", "MaxConnectionsPerUser":
-                guard let n = Int(e.value), (1...100_000).contains(n) else {
-                    diagnostics.append(
-                        ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a whole number from 1 to 100000"))
-                    continue
-                }
-                if e.key == "MaxConnections" { settings.maxConnections = n } else { settings.maxConnectionsPerUser = n }
-            case "IdleTimeoutSec", "RequestTimeoutSec":
-                guard let span = try? TimeSpan(parsing: e.value), span > .zero, span != .infinity else {
-                    diagnostics.append(
-                        ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a finite time span above 0"))
-                    continue
-                }
-                if e.key == "IdleTimeoutSec" { settings.idleTimeout = span } else { settings.requestTimeout = span }
-            case "WatchSleep":
-                do throws(ConfigDiagnostic) {
-                    settings.watchSleep = try TaskFileKeys.boolean(e)
-                } catch {
-                    diagnostics.append(error)
-                }
-            case "RunCgroups":
-                guard ["auto", "yes", "no"].contains(e.value) else {
-                    diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not auto, yes or no"))
-                    continue
-                }
-                settings.runCgroups = e.value
-            case "SyncIntervalSec":
-                guard let span = try? TimeSpan(parsing: e.value) else {
-                    diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not a time span"))
-                    continue
-                }
-                settings.syncInterval = span
-            default:
-                if !e.key.hasPrefix("X-") {
-                    diagnostics.append(ConfigDiagnostic(e.location, key: e.key, "unknown key in section [Daemon]"))
-                }
-            }
-        }
-        if allowUsers != nil || allowGroups != nil {
-            settings.access = AccessList(users: allowUsers ?? [], groups: allowGroups ?? [])
-        }
-        return settings
     }
 }

@@ -50,10 +50,11 @@ public struct TaskFile: Sendable {
         return name.hasSuffix(".task") ? String(name.dropLast(5)) : name
     }
 
-    /// Applies one entry through its row of `TaskFileKeys`.
-    mutating func apply(_ entry: UnitFileEntry, _ row: TaskFileKeys.Apply) throws(ConfigDiagnostic) {
-        try row(&self, entry)
-        entries.append(entry)
+    /// Applies `text` (read from `source`: this file or a drop-in) through `TaskFileKeys`, keeping
+    /// the entries it accepts.
+    mutating func apply(_ text: String, from source: String, _ diagnostics: inout [ConfigDiagnostic]) {
+        let accepted = TaskFileKeys.table.apply(text, file: source, to: &self, &diagnostics)
+        entries += accepted
     }
 
     /// A list key's entry (systemd's rule): an empty value resets the list; the key's first entry
@@ -71,11 +72,9 @@ public struct TaskFile: Sendable {
     public func definition(base: TaskDefinition?) -> TaskDefinition {
         guard let base, base != self.base else { return finished() }
         var file = TaskFile(path: path, base: base)
-        for entry in entries {
-            // Each entry was accepted when the file was read; applied again, it is accepted again.
-            guard let row = TaskFileKeys.row(entry) else { continue }
-            try? file.apply(entry, row)
-        }
+        // Each entry was accepted when the file was read; applied again, it is accepted again.
+        var diagnostics: [ConfigDiagnostic] = []
+        file.entries = TaskFileKeys.table.apply(entries, to: &file, &diagnostics)
         return file.finished()
     }
 

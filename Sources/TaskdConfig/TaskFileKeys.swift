@@ -1,32 +1,39 @@
 import TaskScheduling
 
+private typealias Value = UnitFileValues
+
 /// The table of `[Section] Key=` a task file accepts, each with the parser that applies it
 /// (systemd's conf-parser shape: one row per key, every diagnostic carries file:line and the key).
 enum TaskFileKeys {
-    typealias Apply = @Sendable (inout TaskFile, UnitFileEntry) throws(ConfigDiagnostic) -> Void
+    typealias Apply = UnitFileTable<TaskFile>.Apply
 
-    static let table: [String: [String: Apply]] = [
+    static let table = UnitFileTable<TaskFile>([
         "Task": [
             "Description": { f, e in f.definition.description = e.value },
-            "Kind": { f, e throws(ConfigDiagnostic) in f.kind = try word(e) },
-            "Identifier": { f, e throws(ConfigDiagnostic) in f.identifier = try word(e) },
+            "Kind": { f, e throws(ConfigDiagnostic) in f.kind = try Value.word(e) },
+            "Identifier": { f, e throws(ConfigDiagnostic) in f.identifier = try Value.word(e) },
             "RuntimeBudgetSec": { f, e throws(ConfigDiagnostic) in
-                let span = try timeSpan(e)
+                let span = try Value.timeSpan(e)
                 guard span.microseconds > 0, !span.isInfinite else {
                     throw ConfigDiagnostic(e.location, key: e.key, "the budget must be finite and above 0")
                 }
                 f.budget = span
             },
-            "CancelGraceSec": { f, e throws(ConfigDiagnostic) in f.definition.cancelGrace = try finiteSpan(e) },
+            "CancelGraceSec": { f, e throws(ConfigDiagnostic) in f.definition.cancelGrace = try Value.finiteSpan(e) },
             "Overlap": { f, e throws(ConfigDiagnostic) in
-                f.definition.overlap = try choice(e, "coalesce, queue or replace")
+                f.definition.overlap = try Value.choice(e, "coalesce, queue or replace")
             },
-            "QueueLimit": { f, e throws(ConfigDiagnostic) in f.definition.queueLimit = try integer(e, in: 0...10_000) },
+            "QueueLimit": { f, e throws(ConfigDiagnostic) in
+                f.definition.queueLimit = try Value.integer(e, in: 0...10_000)
+            },
             "MaxAttempts": { f, e throws(ConfigDiagnostic) in
-                f.definition.retry.maxAttempts = try integer(e, in: 1...1000)
+                f.definition.retry.maxAttempts = try Value.integer(e, in: 1...1000)
             },
-            "RetryBackoffSec": { f, e throws(ConfigDiagnostic) in f.definition.retry.backoff = try finiteSpan(e) },
-            "RetryBackoffMaxSec": { f, e throws(ConfigDiagnostic) in f.definition.retry.backoffMax = try finiteSpan(e)
+            "RetryBackoffSec": { f, e throws(ConfigDiagnostic) in
+                f.definition.retry.backoff = try Value.finiteSpan(e)
+            },
+            "RetryBackoffMaxSec": { f, e throws(ConfigDiagnostic) in
+                f.definition.retry.backoffMax = try Value.finiteSpan(e)
             },
             "RetryJitter": { f, e throws(ConfigDiagnostic) in
                 guard let value = Double(e.value), value >= 0, value <= 1 else {
@@ -44,7 +51,9 @@ enum TaskFileKeys {
                     }
                 }
             },
-            "ProgressTimeoutSec": { f, e throws(ConfigDiagnostic) in f.definition.progressTimeout = try finiteSpan(e) },
+            "ProgressTimeoutSec": { f, e throws(ConfigDiagnostic) in
+                f.definition.progressTimeout = try Value.finiteSpan(e)
+            },
             "RequireACPower": { f, e throws(ConfigDiagnostic) in try require(.acPower, &f, e) },
             "RequireBatteryNotLow": { f, e throws(ConfigDiagnostic) in try require(.batteryNotLow, &f, e) },
             "RequireNetwork": { f, e throws(ConfigDiagnostic) in
@@ -53,14 +62,14 @@ enum TaskFileKeys {
                 case "unmetered": f.definition.conditions.formUnion([.networkOnline, .networkUnmetered])
                 case "online": f.definition.conditions.insert(.networkOnline)
                 default:
-                    if try boolean(e, choices: "a boolean, online or unmetered") {
+                    if try Value.boolean(e, choices: "a boolean, online or unmetered") {
                         f.definition.conditions.insert(.networkOnline)
                     }
                 }
             },
             "RequireIdleSec": { f, e throws(ConfigDiagnostic) in
                 f.definition.conditions = f.definition.conditions.filter { if case .idle = $0 { false } else { true } }
-                let span = e.value.isEmpty ? .zero : try finiteSpan(e)
+                let span = e.value.isEmpty ? .zero : try Value.finiteSpan(e)
                 if span.microseconds > 0 { f.definition.conditions.insert(.idle(span)) }
             },
             "RequireFreeSpace": { f, e throws(ConfigDiagnostic) in
@@ -75,20 +84,22 @@ enum TaskFileKeys {
             "RequireCPUPressure": { f, e throws(ConfigDiagnostic) in try requirePressure(.cpu, &f, e) },
             "RequireMemoryPressure": { f, e throws(ConfigDiagnostic) in try requirePressure(.memory, &f, e) },
             "RequireIOPressure": { f, e throws(ConfigDiagnostic) in try requirePressure(.io, &f, e) },
-            "MaxDeferSec": { f, e throws(ConfigDiagnostic) in f.definition.maxDefer = try finiteSpan(e) },
+            "MaxDeferSec": { f, e throws(ConfigDiagnostic) in f.definition.maxDefer = try Value.finiteSpan(e) },
             "ConditionLost": { f, e throws(ConfigDiagnostic) in
-                f.definition.conditionLost = try choice(e, "cancel or continue")
+                f.definition.conditionLost = try Value.choice(e, "cancel or continue")
             },
-            "Sleep": { f, e throws(ConfigDiagnostic) in f.definition.sleep = try choice(e, "cancel or block") },
-            "History": { f, e throws(ConfigDiagnostic) in f.definition.historySize = try integer(e, in: 0...10_000) },
+            "Sleep": { f, e throws(ConfigDiagnostic) in f.definition.sleep = try Value.choice(e, "cancel or block") },
+            "History": { f, e throws(ConfigDiagnostic) in
+                f.definition.historySize = try Value.integer(e, in: 0...10_000)
+            },
             "ExpectSuccessWithinSec": { f, e throws(ConfigDiagnostic) in
-                f.definition.expectSuccessWithin = try finiteSpan(e)
+                f.definition.expectSuccessWithin = try Value.finiteSpan(e)
             },
             "AlertAfterFailures": { f, e throws(ConfigDiagnostic) in
-                f.definition.alertAfterFailures = try integer(e, in: 0...10_000)
+                f.definition.alertAfterFailures = try Value.integer(e, in: 0...10_000)
             },
             "PauseAfterFailures": { f, e throws(ConfigDiagnostic) in
-                f.definition.pauseAfterFailures = try integer(e, in: 0...10_000)
+                f.definition.pauseAfterFailures = try Value.integer(e, in: 0...10_000)
             },
             "OnSuccess": { f, e throws(ConfigDiagnostic) in try f.append(\.definition.onSuccess, e, targets) },
             "OnFailure": { f, e throws(ConfigDiagnostic) in try f.append(\.definition.onFailure, e, targets) },
@@ -106,11 +117,19 @@ enum TaskFileKeys {
                 try f.append(\.definition.onUnitInactive, e, spans)
                 f.relativeTimerLocation = f.relativeTimerLocation ?? e.location
             },
-            "RandomizedDelaySec": { f, e throws(ConfigDiagnostic) in f.definition.randomizedDelay = try finiteSpan(e) },
-            "FixedRandomDelay": { f, e throws(ConfigDiagnostic) in f.definition.fixedRandomDelay = try boolean(e) },
-            "Persistent": { f, e throws(ConfigDiagnostic) in f.definition.persistent = try boolean(e) },
-            "CatchUp": { f, e throws(ConfigDiagnostic) in f.definition.catchUp = try choice(e, "none, latest or all") },
-            "CatchUpWindowSec": { f, e throws(ConfigDiagnostic) in f.definition.catchUpWindow = try finiteSpan(e) },
+            "RandomizedDelaySec": { f, e throws(ConfigDiagnostic) in
+                f.definition.randomizedDelay = try Value.finiteSpan(e)
+            },
+            "FixedRandomDelay": { f, e throws(ConfigDiagnostic) in
+                f.definition.fixedRandomDelay = try Value.boolean(e)
+            },
+            "Persistent": { f, e throws(ConfigDiagnostic) in f.definition.persistent = try Value.boolean(e) },
+            "CatchUp": { f, e throws(ConfigDiagnostic) in
+                f.definition.catchUp = try Value.choice(e, "none, latest or all")
+            },
+            "CatchUpWindowSec": { f, e throws(ConfigDiagnostic) in
+                f.definition.catchUpWindow = try Value.finiteSpan(e)
+            },
             "OnCalendar": { f, e throws(ConfigDiagnostic) in
                 try f.append(\.definition.onCalendar, e) { e throws(ConfigDiagnostic) in
                     do throws(CalendarError) {
@@ -132,7 +151,7 @@ enum TaskFileKeys {
                     throw ConfigDiagnostic(
                         e.location, key: e.key, "given twice (an empty ExecStart= first resets it)")
                 }
-                let argv = try words(e)
+                let argv = try Value.words(e)
                 let program = argv[0]
                 if let prefix = program.first, "@-:+!|".contains(prefix) {
                     throw ConfigDiagnostic(e.location, key: e.key, "the '\(prefix)' prefix is not supported")
@@ -146,7 +165,7 @@ enum TaskFileKeys {
             },
             "Environment": { f, e throws(ConfigDiagnostic) in
                 try f.append(\.command.environment, e) { e throws(ConfigDiagnostic) in
-                    let assignments = try words(e)
+                    let assignments = try Value.words(e)
                     for assignment in assignments {
                         guard let eq = assignment.firstIndex(of: "="), isEnvironmentName(assignment[..<eq]) else {
                             throw ConfigDiagnostic(e.location, key: e.key, "'\(assignment)' is not NAME=value")
@@ -156,10 +175,7 @@ enum TaskFileKeys {
                 }
             },
             "WorkingDirectory": { f, e throws(ConfigDiagnostic) in
-                guard e.value.hasPrefix("/") else {
-                    throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not an absolute path")
-                }
-                f.command.workingDirectory = e.value
+                f.command.workingDirectory = try Value.absolutePath(e)
             },
             "KillSignal": { f, e throws(ConfigDiagnostic) in
                 guard let n = SignalNames.number(e.value) else {
@@ -188,10 +204,10 @@ enum TaskFileKeys {
                 f.command.identity.nice = nice
             },
             "LogRateLimitIntervalSec": { f, e throws(ConfigDiagnostic) in
-                f.command.outputLimit.interval = try finiteSpan(e)
+                f.command.outputLimit.interval = try Value.finiteSpan(e)
             },
             "LogRateLimitBurst": { f, e throws(ConfigDiagnostic) in
-                f.command.outputLimit.burst = try integer(e, in: 0...1_000_000)
+                f.command.outputLimit.burst = try Value.integer(e, in: 0...1_000_000)
             },
             "MemoryMax": { f, e throws(ConfigDiagnostic) in f.command.limits.memoryMax = try limitSize(e) },
             "MemoryHigh": { f, e throws(ConfigDiagnostic) in f.command.limits.memoryHigh = try limitSize(e) },
@@ -202,28 +218,22 @@ enum TaskFileKeys {
                 }
                 f.command.limits.cpuQuotaPercent = percent
             },
-            "CPUWeight": { f, e throws(ConfigDiagnostic) in f.command.limits.cpuWeight = try integer(e, in: 1...10_000)
+            "CPUWeight": { f, e throws(ConfigDiagnostic) in
+                f.command.limits.cpuWeight = try Value.integer(e, in: 1...10_000)
             },
-            "IOWeight": { f, e throws(ConfigDiagnostic) in f.command.limits.ioWeight = try integer(e, in: 1...10_000) },
+            "IOWeight": { f, e throws(ConfigDiagnostic) in
+                f.command.limits.ioWeight = try Value.integer(e, in: 1...10_000)
+            },
             "TasksMax": { f, e throws(ConfigDiagnostic) in
                 if e.value == "infinity" { return f.command.limits.tasksMax = nil }
-                f.command.limits.tasksMax = UInt64(try integer(e, in: 1...4_194_304))
+                f.command.limits.tasksMax = UInt64(try Value.integer(e, in: 1...4_194_304))
             },
         ],
-    ]
-
-    /// One word of a fixed list (`Overlap=`, `ConditionLost=`); the error names the choices.
-    static func choice<T: RawRepresentable>(_ e: UnitFileEntry, _ choices: String) throws(ConfigDiagnostic) -> T
-    where T.RawValue == String {
-        guard let value = T(rawValue: e.value) else {
-            throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not \(choices)")
-        }
-        return value
-    }
+    ])
 
     /// A boolean `Require…=` key: the condition is the task's, or not.
     static func require(_ condition: TaskCondition, _ f: inout TaskFile, _ e: UnitFileEntry) throws(ConfigDiagnostic) {
-        if try boolean(e) {
+        if try Value.boolean(e) {
             f.definition.conditions.insert(condition)
         } else {
             f.definition.conditions.remove(condition)
@@ -295,87 +305,26 @@ enum TaskFileKeys {
     static func targets(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> [String] {
         let words = e.value.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         for word in words
-        where !word.split(separator: ":", omittingEmptySubsequences: false).allSatisfy({ isWord(String($0)) }) {
+        where !word.split(separator: ":", omittingEmptySubsequences: false).allSatisfy({ Value.isWord(String($0)) }) {
             throw ConfigDiagnostic(e.location, key: e.key, "'\(word)' is not a task name, kind or kind:identifier")
         }
         return words
     }
 
-    /// The row for an entry's section and key, if the table has one.
-    static func row(_ e: UnitFileEntry) -> Apply? { table[e.section]?[e.key] }
-
     /// A time span as a one-element list, for `TaskFile.append`.
-    static func spans(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> [TimeSpan] { [try timeSpan(e)] }
+    static func spans(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> [TimeSpan] { [try Value.timeSpan(e)] }
 
+    /// `WakeUsers=`'s users, for `TaskFile.append`.
     static func users(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> [UInt32] {
         try Identities.append(nil, e, groups: false)
     }
 
+    /// `WakeGroups=`'s groups, for `TaskFile.append`.
     static func groups(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> [UInt32] {
         try Identities.append(nil, e, groups: true)
     }
 
-    static func timeSpan(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> TimeSpan {
-        do {
-            return try TimeSpan(parsing: e.value)
-        } catch {
-            throw ConfigDiagnostic(e.location, key: e.key, error.description)
-        }
-    }
-
-    static func finiteSpan(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> TimeSpan {
-        let span = try timeSpan(e)
-        guard !span.isInfinite else { throw ConfigDiagnostic(e.location, key: e.key, "must be finite") }
-        return span
-    }
-
-    static func integer(_ e: UnitFileEntry, in range: ClosedRange<Int>) throws(ConfigDiagnostic) -> Int {
-        guard let value = Int(e.value), range.contains(value) else {
-            throw ConfigDiagnostic(
-                e.location, key: e.key,
-                "'\(e.value)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return value
-    }
-
-    static func words(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> [String] {
-        let split: [String]
-        do {
-            split = try WordSplitter.split(e.value)
-        } catch {
-            throw ConfigDiagnostic(e.location, key: e.key, error.message)
-        }
-        guard !split.isEmpty else { throw ConfigDiagnostic(e.location, key: e.key, "empty command line") }
-        return split
-    }
-
-    /// systemd's booleans: 1/yes/y/true/t/on and 0/no/n/false/f/off, any case.
-    static func boolean(_ e: UnitFileEntry, choices: String = "a boolean (yes or no)") throws(ConfigDiagnostic) -> Bool
-    {
-        switch e.value.lowercased() {
-        case "1", "yes", "y", "true", "t", "on": return true
-        case "0", "no", "n", "false", "f", "off": return false
-        default: throw ConfigDiagnostic(e.location, key: e.key, "'\(e.value)' is not \(choices)")
-        }
-    }
-
-    /// A kind or identifier: letters, digits, `_`, `-`, `.`; no `:` (it separates kind from identifier).
-    static func word(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> String {
-        guard isWord(e.value) else {
-            throw ConfigDiagnostic(
-                e.location, key: e.key, "'\(e.value)' must be letters, digits, '_', '-' or '.' (at most 128)")
-        }
-        return e.value
-    }
-
-    static func isWord(_ s: String) -> Bool {
-        !s.isEmpty && s.utf8.count <= 128
-            && s.unicodeScalars.allSatisfy {
-                $0.isASCII
-                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0))
-            }
-    }
-
+    /// A name `Environment=` may set: letters, digits and `_`, not starting with a digit.
     static func isEnvironmentName(_ s: Substring) -> Bool {
         guard let first = s.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
         return s.unicodeScalars.allSatisfy {
