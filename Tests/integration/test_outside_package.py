@@ -38,4 +38,4 @@ def test_the_package_of_the_page_builds_and_its_tests_pass_in_debug_and_release(
         r = subprocess.run(["swift", "test", "-c", config], cwd=app, capture_output=True, text=True)
         output = r.stdout + r.stderr
         assert r.returncode == 0, f"{config}:\n{output[-4000:]}"
-        assert re.search(r"Test run with 3 tests (in \d+ suites? )?passed", output), f"{config}:\n{output[-2000:]}"
+        assert re.search(r"Test run with 4 tests (in \d+ suites? )?passed", output), f"{config}:\n{output[-2000:]}"
