@@ -9,14 +9,10 @@ extension Scheduler {
         isSleeping = true
         var actions: [SchedulerAction] = []
         for id in runs.keys.sorted() {
-            guard var run = runs[id], case .running = run.phase, tasks[run.key]?.definition.sleep != .block else {
+            guard let run = runs[id], case .running = run.phase, tasks[run.key]?.definition.sleep != .block else {
                 continue
             }
-            run.phase = .cancelling(.sleep)
-            run.killAt = min(run.killAt, now.monotonic &+ min(run.cancelGrace.microseconds, maxDelay / 10 * 9))
-            runs[id] = run
-            actions.append(.cancel(run))
-            actions.append(.report(.cancelling(run)))
+            cancel(run, reason: .sleep, killBy: now.monotonic &+ maxDelay / 10 * 9, at: now, actions: &actions)
         }
         return actions
     }

@@ -140,12 +140,8 @@ public struct Scheduler: Sendable {
             guard var run = runs[id], case .running = run.phase,
                 let d = tasks[run.key]?.definition, d.conditionLost == .cancel, !d.conditions.isDisjoint(with: unheld)
             else { continue }
-            run.phase = .cancelling(.conditionLost)
             run.lostConditions = d.conditions.intersection(unheld).sorted()
-            run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
-            runs[id] = run
-            actions.append(.cancel(run))
-            actions.append(.report(.cancelling(run)))
+            cancel(run, reason: .conditionLost, at: now, actions: &actions)
         }
         return actions + pump(at: now)
     }
@@ -215,43 +211,10 @@ public struct Scheduler: Sendable {
     public mutating func fire(at now: ClockReading) -> [SchedulerAction] {
         rearmFired(at: now)  // a previous `fire` whose re-arming was left out
         var actions: [SchedulerAction] = []
-        for id in runs.keys.sorted() {
-            guard var run = runs[id] else { continue }
-            if run.progressUntold, let told = run.progressToldAt, told &+ Self.progressInterval <= now.monotonic {
-                run.progressUntold = false
-                run.progressToldAt = now.monotonic
-                runs[id] = run
-                actions.append(.report(.progress(run)))
-            }
-            if let deadline = run.progressDeadline, deadline <= now.monotonic, run.cancelAt > now.monotonic {
-                run.phase = .cancelling(.noProgress)
-                run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
-                runs[id] = run
-                actions.append(.cancel(run))
-                actions.append(.report(.cancelling(run)))
-            }
-            if case .running = run.phase, run.cancelAt <= now.monotonic {
-                run.phase = .cancelling(.budget)
-                runs[id] = run
-                actions.append(.cancel(run))
-                actions.append(.report(.cancelling(run)))
-            }
-            if case .cancelling(let reason) = run.phase, run.killAt <= now.monotonic {
-                run.phase = .killed(reason)
-                runs[id] = run
-                actions.append(.kill(run))
-                actions.append(.report(.killing(run)))
-                // An in-process task cannot be stopped: it is abandoned, and the run is over now.
-                if run.inProcess {
-                    abandoned[id] = now.monotonic &+ run.cancelGrace.microseconds
-                    actions += finish(id, termination: nil, at: now)
-                }
-            }
-        }
+        for id in runs.keys.sorted() { passTime(id, at: now, actions: &actions) }
         // A run that waited its MaxDeferSec= for its conditions gives up.
         for id in deferred where deferUntil[id].map({ $0 <= now.monotonic }) == true {
-            runs[id]!.phase = .cancelling(.conditionTimeout)
-            actions += finish(id, termination: nil, at: now)
+            cancel(runs[id]!, reason: .conditionTimeout, at: now, actions: &actions)
         }
         if !overdueAt.isEmpty || !pauseEnds.isEmpty { checkHealth(at: now, actions: &actions) }
         // An abandoned attempt past its bound no longer holds a retry back.
@@ -331,27 +294,6 @@ public struct Scheduler: Sendable {
         return finish(runID, termination: termination, at: now)
     }
 
-    /// Cancels a run by its id, or everything of every task the target names: the run in progress,
-    /// the runs queued behind it and a pending retry. Returns the runs it signalled or ended.
-    public mutating func cancel(target: String, reason: CancelReason = .requested, at now: ClockReading)
-        throws(TargetError) -> (runs: [Run], actions: [SchedulerAction])
-    {
-        var actions: [SchedulerAction] = []
-        if let run = runs[target] {
-            let wasCurrent = tasks[run.key]?.currentRunID == run.id
-            let cancelled = detach(run.id, reason: reason, at: now, actions: &actions)
-            if wasCurrent { promoteNext(run.key, at: now, actions: &actions) }
-            actions += pump(at: now)
-            return (cancelled.map { [$0] } ?? [], actions)
-        }
-        var cancelled: [Run] = []
-        for key in try resolver.resolve(target) {
-            cancelled += clear(key, reason: reason, at: now, actions: &actions)
-        }
-        actions += pump(at: now)
-        return (cancelled, actions)
-    }
-
     /// The wall clock jumped or the time zone changed: every calendar timer is computed again from
     /// its last trigger (or the start), as systemd does, so that a backward jump does not fire an
     /// elapse twice, and what a forward jump skipped is caught up as `CatchUp=` says (once, by
@@ -422,30 +364,5 @@ public struct Scheduler: Sendable {
         for key in diff.added + diff.changed { armOverdue(key, at: now) }
         actions += pump(at: now)
         return (diff, actions)
-    }
-
-    /// The daemon is stopping: every run is cancelled (reason `shutdown`) and no new run starts.
-    /// Their acknowledged wakes stay on record, so they run again after the restart.
-    public mutating func shutdown(at now: ClockReading) -> [SchedulerAction] {
-        isStopping = true
-        var actions: [SchedulerAction] = []
-        ready.removeAll()
-        for id in runs.keys.sorted() {
-            guard var run = runs[id] else { continue }
-            if run.phase == .queued {
-                run.phase = .cancelling(.shutdown)
-                runs[id] = run
-                actions += finish(id, termination: nil, at: now)
-                continue
-            }
-            run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
-            if case .running = run.phase {
-                run.phase = .cancelling(.shutdown)
-                actions.append(.cancel(run))
-                actions.append(.report(.cancelling(run)))
-            }
-            runs[id] = run
-        }
-        return actions
     }
 }
