@@ -41,7 +41,8 @@ func swiftTask(_ name: String, budget: UInt64 = 30, grace: UInt64 = 5) -> TaskDe
 
 extension [SchedulerAction] {
     /// A compact trace: `start`, `cancel`, `kill`, `started`, `cancelling`, `killing`, `ended:<outcome>`,
-    /// `coalesced`, `waiting`, `queued`, `overflow`, `retry:<next attempt>`, `persist`, `settle:<records>`.
+    /// `coalesced`, `waiting`, `queued`, `overflow`, `retry:<next attempt>`, `persist`, `settle:<records>`,
+    /// `inhibit:<lock>`, `release:<lock>`.
     var trace: [String] {
         filter { if case .persistHealth = $0 { false } else { true } }.map { action in
             switch action {
@@ -72,6 +73,8 @@ extension [SchedulerAction] {
             case .alert(.recovered(_, let from, _)): return "alert:recovered:\(from)"
             case .alert(.paused): return "alert:paused"
             case .alert(.resumed): return "alert:resumed"
+            case .inhibit(let lock): return "inhibit:\(lock.rawValue)"
+            case .release(let lock): return "release:\(lock.rawValue)"
             }
         }
     }

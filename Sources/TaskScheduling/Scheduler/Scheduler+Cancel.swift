@@ -47,7 +47,7 @@ extension Scheduler {
             }
         }
         actions += pump(at: now)
-        return (cancelled, actions)
+        return (cancelled, endBatch(actions))
     }
 
     /// The daemon is stopping: every run is cancelled (reason `shutdown`) and no new run starts.
@@ -60,7 +60,7 @@ extension Scheduler {
             guard let run = runs[id] else { continue }
             cancel(run, reason: .shutdown, at: now, actions: &actions)
         }
-        return actions
+        return endBatch(actions)
     }
 
     /// Cancels everything of one task: its queued runs, its pending retry and its current run.

@@ -198,6 +198,9 @@ extension Scheduler {
         run.killAt = now.monotonic &+ d.budget.microseconds
         run.progressTimeout = d.progressTimeout.microseconds
         run.phase = .running
+        run.blocksSleep = d.sleep == .block
+        if run.blocksSleep { runsBlockingSleep += 1 } else { runsDelayingSleep += 1 }
+        inhibitors.runStarted = true
         tasks[run.key]!.lastActivation = now.monotonic
         actions.append(.start(run))
         actions.append(.report(.started(run)))
@@ -225,7 +228,10 @@ extension Scheduler {
         run.outcome = Self.outcome(of: run)
         if case .cancelling = run.phase, run.started != nil { run.partial = termination?.isSuccess ?? false }
         var actions: [SchedulerAction] = [.report(.ended(run))]
-        if run.started != nil { tasks[run.key]?.lastDeactivation = now.monotonic }
+        if run.started != nil {
+            if run.blocksSleep { runsBlockingSleep -= 1 } else { runsDelayingSleep -= 1 }
+            tasks[run.key]?.lastDeactivation = now.monotonic
+        }
         // The fields this needs, not a copy of the state: see `trigger`.
         guard
             case let (policy, nextQueued)? = tasks[run.key].flatMap({

@@ -18,4 +18,8 @@ public enum SchedulerAction: Hashable, Sendable {
     case alert(TaskAlert)
     /// Keep how the task has been doing on disk (last success, failures in a row, alerts, pause).
     case persistHealth(TaskKey, TaskHealth)
+    /// Take this inhibitor lock (logind's `Inhibit`): `delay` before sleep, `block` while a `Sleep=block` run is active.
+    case inhibit(SleepInhibitor)
+    /// Release this inhibitor lock.
+    case release(SleepInhibitor)
 }
