@@ -41,15 +41,14 @@ func swiftTask(_ name: String, budget: UInt64 = 30, grace: UInt64 = 5) -> TaskDe
 
 extension [SchedulerAction] {
     /// A compact trace: `start`, `cancel`, `kill`, `started`, `cancelling`, `killing`, `ended:<outcome>`,
-    /// `coalesced`, `waiting`, `queued`, `overflow`, `retry:<next attempt>`, `persist`, `settle:<records>`.
+    /// `coalesced`, `waiting`, `queued`, `overflow`, `retry:<next attempt>`, `persist`, `settle:<records>`,
+    /// `inhibit:<lock>`, `release:<lock>`.
     var trace: [String] {
         filter { if case .persistHealth = $0 { false } else { true } }.map { action in
             switch action {
             case .start: return "start"
             case .cancel: return "cancel"
             case .kill: return "kill"
-            case .inhibit(let lock): return "inhibit:\(lock.rawValue)"
-            case .release(let lock): return "release:\(lock.rawValue)"
             case .report(.started): return "started"
             case .report(.cancelling): return "cancelling"
             case .report(.killing): return "killing"
@@ -74,6 +73,8 @@ extension [SchedulerAction] {
             case .alert(.recovered(_, let from, _)): return "alert:recovered:\(from)"
             case .alert(.paused): return "alert:paused"
             case .alert(.resumed): return "alert:resumed"
+            case .inhibit(let lock): return "inhibit:\(lock.rawValue)"
+            case .release(let lock): return "release:\(lock.rawValue)"
             }
         }
     }

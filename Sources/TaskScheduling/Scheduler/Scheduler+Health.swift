@@ -60,13 +60,7 @@ extension Scheduler {
     mutating func pausedTrigger(
         _ key: TaskKey, _ run: Run, at now: ClockReading, actions: inout [SchedulerAction]
     ) -> WakeResult {
-        var run = run
-        run.phase = .cancelling(.paused)
-        runs[run.id] = run
-        let ended = finish(run.id, termination: nil, at: now)
-        actions += ended
-        for case .report(.ended(let r)) in ended { return WakeResult(run: r, disposition: .paused) }
-        return WakeResult(run: run, disposition: .paused)
+        WakeResult(run: cancel(run, reason: .paused, at: now, actions: &actions), disposition: .paused)
     }
 
     /// Pauses that end and overdue deadlines that pass at `now`.

@@ -1,5 +1,5 @@
 /// The scheduler's internals: how a trigger becomes a run (overlap, supersession, the slot queue),
-/// how a run ends (outcome, fencing, retry, the next queued run), and how runs are cancelled.
+/// and how a run ends (outcome, fencing, retry, the next queued run).
 extension Scheduler {
     /// Applies `request` to `key`: joins, queues behind or supersedes the current run, or makes a new one.
     mutating func trigger(
@@ -198,6 +198,9 @@ extension Scheduler {
         run.killAt = now.monotonic &+ d.budget.microseconds
         run.progressTimeout = d.progressTimeout.microseconds
         run.phase = .running
+        run.blocksSleep = d.sleep == .block
+        if run.blocksSleep { runsBlockingSleep += 1 } else { runsDelayingSleep += 1 }
+        inhibitors.runStarted = true
         tasks[run.key]!.lastActivation = now.monotonic
         actions.append(.start(run))
         actions.append(.report(.started(run)))
@@ -215,55 +218,6 @@ extension Scheduler {
         admit(next, at: now, actions: &actions)
     }
 
-    /// Cancels everything of one task: its queued runs, its pending retry and its current run.
-    mutating func clear(_ key: TaskKey, reason: CancelReason, at now: ClockReading, actions: inout [SchedulerAction])
-        -> [Run]
-    {
-        guard let state = tasks[key] else { return [] }
-        var cancelled: [Run] = []
-        for id in state.queue {
-            if let run = detach(id, reason: reason, at: now, actions: &actions) { cancelled.append(run) }
-        }
-        if let retry = state.retry {
-            tasks[key]!.retry = nil
-            actions.append(.settle(retry.records))
-            if let failed = state.lastRun, failed.id == retry.failedRunID {
-                actions.append(.report(.retryDropped(failed)))
-            }
-        }
-        if let id = state.currentRunID, let run = detach(id, reason: reason, at: now, actions: &actions) {
-            cancelled.insert(run, at: 0)
-        }
-        return cancelled
-    }
-
-    /// Cancels one run and detaches it from its task (fencing its result). A run that has not
-    /// started ends at once; a running one gets its cancellation now and its hard stop one grace later.
-    mutating func detach(_ id: String, reason: CancelReason, at now: ClockReading, actions: inout [SchedulerAction])
-        -> Run?
-    {
-        guard var run = runs[id] else { return nil }
-        if tasks[run.key]?.currentRunID == id { tasks[run.key]!.currentRunID = nil }
-        tasks[run.key]?.queue.removeAll { $0 == id }
-        ready.removeAll { $0 == id }
-        run.fenced = true
-        if run.phase == .queued {
-            run.phase = .cancelling(reason)
-            runs[id] = run
-            let ended = finish(id, termination: nil, at: now)
-            actions += ended
-            return ended.firstEnded ?? run
-        }
-        run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
-        if case .running = run.phase {
-            run.phase = .cancelling(reason)
-            actions.append(.cancel(run))
-            actions.append(.report(.cancelling(run)))
-        }
-        runs[id] = run
-        return run
-    }
-
     /// The run is over: its outcome, then (for the task's own run) its retry or the next queued run.
     mutating func finish(_ id: String, termination: Termination?, at now: ClockReading) -> [SchedulerAction] {
         guard var run = runs.removeValue(forKey: id) else { return [] }
@@ -274,7 +228,10 @@ extension Scheduler {
         run.outcome = Self.outcome(of: run)
         if case .cancelling = run.phase, run.started != nil { run.partial = termination?.isSuccess ?? false }
         var actions: [SchedulerAction] = [.report(.ended(run))]
-        if run.started != nil { tasks[run.key]?.lastDeactivation = now.monotonic }
+        if run.started != nil {
+            if run.blocksSleep { runsBlockingSleep -= 1 } else { runsDelayingSleep -= 1 }
+            tasks[run.key]?.lastDeactivation = now.monotonic
+        }
         // The fields this needs, not a copy of the state: see `trigger`.
         guard
             case let (policy, nextQueued)? = tasks[run.key].flatMap({
@@ -356,13 +313,5 @@ extension Scheduler {
         let hi = random.next() as UInt64
         let lo = random.next() as UInt64
         return HexID.make(hi, lo)
-    }
-}
-
-extension [SchedulerAction] {
-    /// The run of the first `ended` report.
-    fileprivate var firstEnded: Run? {
-        for case .report(.ended(let run)) in self { return run }
-        return nil
     }
 }

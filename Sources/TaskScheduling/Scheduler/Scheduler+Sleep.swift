@@ -4,42 +4,36 @@ extension Scheduler {
     /// The system is about to sleep (logind's `PrepareForSleep`): no run starts until `resumed`,
     /// and every running run whose task has `Sleep=cancel` is cancelled (reason `sleep`), its hard
     /// stop due within nine tenths of `maxDelay` (logind's `InhibitDelayMaxSec=`) so that it ends
-    /// before logind stops waiting.
+    /// before logind stops waiting. The delay inhibitor goes as soon as no run delays the sleep.
     public mutating func prepareForSleep(maxDelay: UInt64, at now: ClockReading) -> [SchedulerAction] {
         isSleeping = true
         var actions: [SchedulerAction] = []
         for id in runs.keys.sorted() {
-            guard var run = runs[id], case .running = run.phase, tasks[run.key]?.definition.sleep != .block else {
-                continue
-            }
-            run.phase = .cancelling(.sleep)
-            run.killAt = min(run.killAt, now.monotonic &+ min(run.cancelGrace.microseconds, maxDelay / 10 * 9))
-            runs[id] = run
-            actions.append(.cancel(run))
-            actions.append(.report(.cancelling(run)))
+            guard let run = runs[id], case .running = run.phase, !run.blocksSleep else { continue }
+            cancel(run, reason: .sleep, killBy: now.monotonic &+ maxDelay / 10 * 9, at: now, actions: &actions)
         }
-        return actions
-    }
-
-    /// Runs whose handler still runs and that the system's sleep waits for: every active run but
-    /// those of `Sleep=block` tasks. At zero the sleep delay inhibitor may be released.
-    public var runsDelayingSleep: Int {
-        runs.values.reduce(0) { count, run in
-            count + (run.isActive && tasks[run.key]?.definition.sleep != .block ? 1 : 0)
-        }
+        return endBatch(actions)
     }
 
     /// How many runs sleep cut short wait to run again at `resumed`.
     public var cutBySleepCount: Int { cutBySleep.count }
 
     /// Whether a run of a `Sleep=block` task is active: taskd then holds a sleep block inhibitor.
-    public var runsBlockSleep: Bool {
-        runs.values.contains { $0.isActive && tasks[$0.key]?.definition.sleep == .block }
+    public var runsBlockSleep: Bool { runsBlockingSleep > 0 }
+
+    /// The end of every public input that can start or end a run, or change whether the system
+    /// sleeps: the inhibitor locks follow the runs (`InhibitorLocks`), in O(1) from the counts
+    /// kept as runs start and end. Returns `actions` with the lock changes appended.
+    mutating func endBatch(_ actions: consuming [SchedulerAction]) -> [SchedulerAction] {
+        inhibitors.follow(
+            delaying: runsDelayingSleep, blocking: runsBlockingSleep, sleeping: isSleeping, actions: &actions)
+        return actions
     }
 
     /// The system woke up (or its sleep failed): calendars catch up what they missed as
     /// `CatchUp=` says, `Persistent=` interval timers count the time asleep, the runs sleep cut
-    /// short run again (trigger `resume`), and waiting runs start.
+    /// short run again (trigger `resume`), waiting runs start, and the delay inhibitor, if taskd
+    /// held it before the sleep, is taken again.
     public mutating func resumed(at now: ClockReading) -> [SchedulerAction] {
         isSleeping = false
         _ = clockChanged(at: now)
@@ -53,6 +47,6 @@ extension Scheduler {
             _ = trigger(key, request, at: now, actions: &actions)
         }
         cutBySleep = [:]
-        return actions + pump(at: now)
+        return endBatch(actions + pump(at: now))
     }
 }

@@ -21,38 +21,7 @@ extension Scheduler {
                     at: pause.until))
         }
         if let id = state.currentRunID, let run = runs[id] {
-            if run.isActive {
-                let since = run.started.map { " since \(time($0.realtime))" } ?? ""
-                reasons.append(
-                    WhyReason(.running, "run \(id.prefix(8)) is running\(since)", runID: id, at: run.started?.realtime))
-            } else if !run.waitingFor.isEmpty {
-                let what = run.waitingFor.map(\.waitingText).joined(separator: ", ")
-                let giveUp = deferUntil[id].map { "; gives up at \(time(now.realtime(at: $0)))" } ?? ""
-                reasons.append(
-                    WhyReason(.waitingForConditions, "run \(id.prefix(8)) waits: \(what)\(giveUp)", runID: id))
-            } else if let position = ready.firstIndex(of: id) {
-                reasons.append(
-                    WhyReason(
-                        .waitingForSlot,
-                        "run \(id.prefix(8)) waits for a free slot: \(activeCount) of \(maxConcurrentRuns) busy "
-                            + "(MaxConcurrentRuns=), \(position) run(s) ahead of it", runID: id))
-            }
-            if !state.queue.isEmpty {
-                reasons.append(
-                    WhyReason(
-                        .queuedBehind, "\(state.queue.count) run(s) queued behind run \(id.prefix(8)) (Overlap=queue)",
-                        runID: id))
-            }
-            switch d.overlap {
-            case .coalesce:
-                reasons.append(
-                    WhyReason(.joinsRun, "a trigger now joins run \(id.prefix(8)) (Overlap=coalesce)", runID: id))
-            case .replace:
-                reasons.append(
-                    WhyReason(.replacesRun, "a trigger now replaces run \(id.prefix(8)) (Overlap=replace)", runID: id))
-            case .queue:
-                break
-            }
+            reasons += currentRunReasons(run, of: state, at: now)
         }
         if let retry = state.retry {
             let due = now.realtime(at: retry.due)
@@ -95,6 +64,47 @@ extension Scheduler {
                     "last run \(last.id.prefix(8)): \(outcome.rawValue)"
                         + (last.ended.map { " at \(time($0.realtime))" } ?? ""), runID: last.id,
                     at: last.ended?.realtime))
+        }
+        return reasons
+    }
+
+    /// What the task's current run does now (runs, waits, has runs queued behind it) and what a
+    /// trigger would do to it.
+    private func currentRunReasons(_ run: Run, of state: TaskState, at now: ClockReading) -> [WhyReason] {
+        let id = run.id
+        var reasons: [WhyReason] = []
+        func time(_ realtime: UInt64) -> String { Timestamp.format(realtime) }
+        if run.isActive {
+            let since = run.started.map { " since \(time($0.realtime))" } ?? ""
+            reasons.append(
+                WhyReason(.running, "run \(id.prefix(8)) is running\(since)", runID: id, at: run.started?.realtime))
+        } else if !run.waitingFor.isEmpty {
+            let what = run.waitingFor.map(\.waitingText).joined(separator: ", ")
+            let giveUp = deferUntil[id].map { "; gives up at \(time(now.realtime(at: $0)))" } ?? ""
+            reasons.append(
+                WhyReason(.waitingForConditions, "run \(id.prefix(8)) waits: \(what)\(giveUp)", runID: id))
+        } else if let position = ready.firstIndex(of: id) {
+            reasons.append(
+                WhyReason(
+                    .waitingForSlot,
+                    "run \(id.prefix(8)) waits for a free slot: \(activeCount) of \(maxConcurrentRuns) busy "
+                        + "(MaxConcurrentRuns=), \(position) run(s) ahead of it", runID: id))
+        }
+        if !state.queue.isEmpty {
+            reasons.append(
+                WhyReason(
+                    .queuedBehind, "\(state.queue.count) run(s) queued behind run \(id.prefix(8)) (Overlap=queue)",
+                    runID: id))
+        }
+        switch state.definition.overlap {
+        case .coalesce:
+            reasons.append(
+                WhyReason(.joinsRun, "a trigger now joins run \(id.prefix(8)) (Overlap=coalesce)", runID: id))
+        case .replace:
+            reasons.append(
+                WhyReason(.replacesRun, "a trigger now replaces run \(id.prefix(8)) (Overlap=replace)", runID: id))
+        case .queue:
+            break
         }
         return reasons
     }

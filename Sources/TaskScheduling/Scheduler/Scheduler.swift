@@ -6,6 +6,9 @@
 /// task's current run), then `running`; its budget starts when it starts. A run cancelled for any
 /// reason but its budget or shutdown is *fenced*: detached from its task at once, so its late
 /// result is stale, never the task's last result, and never retried.
+///
+/// With `WatchSleep=` it also decides logind's inhibitor locks (`.inhibit`/`.release`): the sleep
+/// delay lock from the first start on, the block lock while a `Sleep=block` run is active.
 public struct Scheduler: Sendable {
     package internal(set) var tasks = TaskTable()
     public internal(set) var runs: [String: Run] = [:]
@@ -29,6 +32,13 @@ public struct Scheduler: Sendable {
     public let watchesSleep: Bool
     /// Runs cut short by sleep, by task: each runs again at `resumed` (trigger `resume`).
     var cutBySleep: [TaskKey: TriggerRequest] = [:]
+    /// Active runs that the system's sleep waits for (all but those of `Sleep=block` tasks): at
+    /// zero, while it sleeps, the delay inhibitor goes. Counted as runs start and end.
+    public internal(set) var runsDelayingSleep = 0
+    /// Active runs of `Sleep=block` tasks (`Run.blocksSleep`), counted as runs start and end.
+    var runsBlockingSleep = 0
+    /// The inhibitor locks taken and released by `.inhibit`/`.release` actions.
+    var inhibitors: InhibitorLocks
     /// How tasks have been doing (`TaskHealth`), for those that have ended a run or been paused.
     var health: [TaskKey: TaskHealth] = [:]
     /// Paused tasks, and when the timed pauses end (monotonic).
@@ -48,12 +58,14 @@ public struct Scheduler: Sendable {
     /// retry of it may start anyway (one `CancelGraceSec=` after the abandonment).
     var abandoned: [String: UInt64] = [:]
 
+    /// A scheduler of `definitions`, with what was kept on disk; `watchesSleep` is `[Daemon] WatchSleep=`.
     public init(
         definitions: [TaskDefinition], startedAt: ClockReading,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = "",
         persistedTriggers: [TaskKey: UInt64] = [:], persistedRequests: [TaskKey: UInt64] = [:],
         persistedHealth: [TaskKey: TaskHealth] = [:], maxConcurrentRuns: Int = 4, watchesSleep: Bool = false
     ) {
+        self.inhibitors = InhibitorLocks(watchesSleep: watchesSleep)
         self.random = random
         self.watchesSleep = watchesSleep
         self.startedAt = startedAt
@@ -79,7 +91,7 @@ public struct Scheduler: Sendable {
     public var resolver: TargetResolver { TargetResolver(tasks: tasks) }
 
     /// Runs whose handler is running now (they hold a slot).
-    public var activeCount: Int { runs.values.reduce(0) { $0 + ($1.isActive ? 1 : 0) } }
+    public var activeCount: Int { runsDelayingSleep + runsBlockingSleep }
 
     /// The earliest monotonic instant at which `advance(to:)` has something to do.
     public var nextDeadline: UInt64? {
@@ -110,11 +122,10 @@ public struct Scheduler: Sendable {
         var results: [WakeResult] = []
         var actions: [SchedulerAction] = []
         for key in try resolver.resolve(target) {
-            let (result, more) = wake(key: key, wakeID: wakeID, payload: payload, at: now)
-            if let result { results.append(result) }
-            actions += more
+            let request = TriggerRequest(trigger: .wake, wakeID: wakeID, payload: payload)
+            if let result = trigger(key, request, at: now, actions: &actions) { results.append(result) }
         }
-        return (results, actions)
+        return (results, endBatch(actions))
     }
 
     /// A wake of one task. With a `wakeID` it is SwiftUI's `task(id:)`: the same id as the current
@@ -129,7 +140,7 @@ public struct Scheduler: Sendable {
             trigger: .wake, wakeID: wakeID, payload: payload, records: record.map { [$0] } ?? [],
             scheduled: acknowledged)
         let result = trigger(key, request, at: now, actions: &actions)
-        return (result, actions)
+        return (result, endBatch(actions))
     }
 
     /// The conditions that hold changed: runs waiting for them start (slots allowing), and a run in
@@ -143,14 +154,10 @@ public struct Scheduler: Sendable {
             guard var run = runs[id], case .running = run.phase,
                 let d = tasks[run.key]?.definition, d.conditionLost == .cancel, !d.conditions.isDisjoint(with: unheld)
             else { continue }
-            run.phase = .cancelling(.conditionLost)
             run.lostConditions = d.conditions.intersection(unheld).sorted()
-            run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
-            runs[id] = run
-            actions.append(.cancel(run))
-            actions.append(.report(.cancelling(run)))
+            cancel(run, reason: .conditionLost, at: now, actions: &actions)
         }
-        return actions + pump(at: now)
+        return endBatch(actions + pump(at: now))
     }
 
     /// The least time between two `progress` events of one run (µs): a handler may report as often
@@ -191,7 +198,7 @@ public struct Scheduler: Sendable {
         var actions: [SchedulerAction] = []
         let request = TriggerRequest(trigger: trigger, attempt: attempt, wakeID: wakeID, payload: payload)
         let result = self.trigger(key, request, at: now, actions: &actions)
-        return (result, actions)
+        return (result, endBatch(actions))
     }
 
     /// The task's handler asks for a run `delay` µs from now (Apple's `earliestBeginDate`): it
@@ -218,48 +225,15 @@ public struct Scheduler: Sendable {
     public mutating func fire(at now: ClockReading) -> [SchedulerAction] {
         rearmFired(at: now)  // a previous `fire` whose re-arming was left out
         var actions: [SchedulerAction] = []
-        for id in runs.keys.sorted() {
-            guard var run = runs[id] else { continue }
-            if run.progressUntold, let told = run.progressToldAt, told &+ Self.progressInterval <= now.monotonic {
-                run.progressUntold = false
-                run.progressToldAt = now.monotonic
-                runs[id] = run
-                actions.append(.report(.progress(run)))
-            }
-            if let deadline = run.progressDeadline, deadline <= now.monotonic, run.cancelAt > now.monotonic {
-                run.phase = .cancelling(.noProgress)
-                run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
-                runs[id] = run
-                actions.append(.cancel(run))
-                actions.append(.report(.cancelling(run)))
-            }
-            if case .running = run.phase, run.cancelAt <= now.monotonic {
-                run.phase = .cancelling(.budget)
-                runs[id] = run
-                actions.append(.cancel(run))
-                actions.append(.report(.cancelling(run)))
-            }
-            if case .cancelling(let reason) = run.phase, run.killAt <= now.monotonic {
-                run.phase = .killed(reason)
-                runs[id] = run
-                actions.append(.kill(run))
-                actions.append(.report(.killing(run)))
-                // An in-process task cannot be stopped: it is abandoned, and the run is over now.
-                if run.inProcess {
-                    abandoned[id] = now.monotonic &+ run.cancelGrace.microseconds
-                    actions += finish(id, termination: nil, at: now)
-                }
-            }
-        }
+        for id in runs.keys.sorted() { passTime(id, at: now, actions: &actions) }
         // A run that waited its MaxDeferSec= for its conditions gives up.
         for id in deferred where deferUntil[id].map({ $0 <= now.monotonic }) == true {
-            runs[id]!.phase = .cancelling(.conditionTimeout)
-            actions += finish(id, termination: nil, at: now)
+            cancel(runs[id]!, reason: .conditionTimeout, at: now, actions: &actions)
         }
         if !overdueAt.isEmpty || !pauseEnds.isEmpty { checkHealth(at: now, actions: &actions) }
         // An abandoned attempt past its bound no longer holds a retry back.
         if !abandoned.isEmpty { abandoned = abandoned.filter { $0.value > now.monotonic } }
-        guard !isStopping else { return actions }
+        guard !isStopping else { return endBatch(actions) }
         for key in tasks.due(atOrBefore: now.monotonic) {
             guard var state = tasks[key] else { continue }
             if let retry = state.retry, retry.due <= now.monotonic, let until = abandoned[retry.failedRunID],
@@ -303,7 +277,7 @@ public struct Scheduler: Sendable {
                 calendarFired ? state.calendarDueRealtime : state.nextTimer.map { now.realtime(at: $0) }
             _ = trigger(key, TriggerRequest(trigger: kind, scheduled: scheduled), at: now, actions: &actions)
         }
-        return actions
+        return endBatch(actions)
     }
 
     /// Re-arms the timers the last `fire(at:)` fired: start-up timers that elapsed are spent, the
@@ -331,28 +305,7 @@ public struct Scheduler: Sendable {
         }
         runs[runID]?.result = result
         runs[runID]?.usage = usage
-        return finish(runID, termination: termination, at: now)
-    }
-
-    /// Cancels a run by its id, or everything of every task the target names: the run in progress,
-    /// the runs queued behind it and a pending retry. Returns the runs it signalled or ended.
-    public mutating func cancel(target: String, reason: CancelReason = .requested, at now: ClockReading)
-        throws(TargetError) -> (runs: [Run], actions: [SchedulerAction])
-    {
-        var actions: [SchedulerAction] = []
-        if let run = runs[target] {
-            let wasCurrent = tasks[run.key]?.currentRunID == run.id
-            let cancelled = detach(run.id, reason: reason, at: now, actions: &actions)
-            if wasCurrent { promoteNext(run.key, at: now, actions: &actions) }
-            actions += pump(at: now)
-            return (cancelled.map { [$0] } ?? [], actions)
-        }
-        var cancelled: [Run] = []
-        for key in try resolver.resolve(target) {
-            cancelled += clear(key, reason: reason, at: now, actions: &actions)
-        }
-        actions += pump(at: now)
-        return (cancelled, actions)
+        return endBatch(finish(runID, termination: termination, at: now))
     }
 
     /// The wall clock jumped or the time zone changed: every calendar timer is computed again from
@@ -424,31 +377,6 @@ public struct Scheduler: Sendable {
         }
         for key in diff.added + diff.changed { armOverdue(key, at: now) }
         actions += pump(at: now)
-        return (diff, actions)
-    }
-
-    /// The daemon is stopping: every run is cancelled (reason `shutdown`) and no new run starts.
-    /// Their acknowledged wakes stay on record, so they run again after the restart.
-    public mutating func shutdown(at now: ClockReading) -> [SchedulerAction] {
-        isStopping = true
-        var actions: [SchedulerAction] = []
-        ready.removeAll()
-        for id in runs.keys.sorted() {
-            guard var run = runs[id] else { continue }
-            if run.phase == .queued {
-                run.phase = .cancelling(.shutdown)
-                runs[id] = run
-                actions += finish(id, termination: nil, at: now)
-                continue
-            }
-            run.killAt = min(run.killAt, now.monotonic &+ run.cancelGrace.microseconds)
-            if case .running = run.phase {
-                run.phase = .cancelling(.shutdown)
-                actions.append(.cancel(run))
-                actions.append(.report(.cancelling(run)))
-            }
-            runs[id] = run
-        }
-        return actions
+        return (diff, endBatch(actions))
     }
 }

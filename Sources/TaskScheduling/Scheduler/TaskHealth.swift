@@ -10,10 +10,9 @@ public struct TaskHealth: Hashable, Sendable {
     /// `AlertAfterFailures=` was reached: the failing alert was raised.
     public var failing = false
     public var pause: TaskPause?
-    /// The last trigger refused (a full queue, a different payload) and the last one coalesced
-    /// into a run in progress: what, into which run, when (CLOCK_REALTIME µs).
+    /// The last trigger refused (a full queue, a different payload): what, by which run, when
+    /// (CLOCK_REALTIME µs).
     public var lastRefusal: Decision?
-    public var lastCoalesced: Decision?
 
     public struct Decision: Hashable, Sendable {
         public var trigger: Trigger
