@@ -44,16 +44,27 @@ let package = Package(
         // Running handlers: commands (posix_spawn, process groups, signals) and output capture.
         .target(name: "TaskRuntime", dependencies: ["TaskScheduling", "CTaskdShim", "TaskdIO"]),
         // journald (and its queue), sd_notify, listen fds, the Unix socket server, signals, clock changes.
-        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "CTaskdBus", "TaskdProtocol", "TaskdIO"]),
+        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "TaskdProtocol", "TaskdIO"]),
+        // The machine: power supplies, logind (sleep, inhibitors, idleness), the network, free space
+        // and pressure, as the task conditions need them; one event type; a manual one for tests.
+        .target(name: "TaskdMachine", dependencies: ["TaskScheduling", "CTaskdBus", "CTaskdShim", "TaskdIO"]),
         // The daemon: the orchestrator that performs the scheduler's actions, the control service,
         // the state folder and the journal's events.
         .target(
             name: "TaskdDaemon",
-            dependencies: ["TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdIO"]),
+            dependencies: [
+                "TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdMachine",
+                "TaskdIO",
+            ]),
         // The public API an app imports: backgroundTask(_:action:) and run().
         .target(name: "Taskd", dependencies: ["TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdIO"]),
         // The handler author's test kit: runs registered handlers on a manual clock.
-        .target(name: "TaskdTesting", dependencies: ["Taskd", "TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdConfig", "TaskdIO", "TaskdSystem"]),
+        .target(
+            name: "TaskdTesting",
+            dependencies: [
+                "Taskd", "TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdConfig", "TaskdIO", "TaskdSystem",
+                "TaskdMachine",
+            ]),
         // taskctl's logic, as a library so that the executable stays thin.
         .target(name: "TaskControl", dependencies: ["TaskdProtocol", "TaskScheduling", "TaskdIO"]),
 
@@ -77,10 +88,14 @@ let package = Package(
         .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol"]),
         .testTarget(name: "TaskdIOTests", dependencies: ["TaskdIO"]),
         .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime"]),
+        .testTarget(name: "TaskdMachineTests", dependencies: ["TaskdMachine", "TaskScheduling", "TaskdIO"]),
         .testTarget(name: "TaskdSystemTests", dependencies: ["TaskdSystem", "TaskdIO", "TaskdProtocol"]),
         .testTarget(
             name: "TaskdDaemonTests",
-            dependencies: ["TaskdDaemon", "TaskdSystem", "TaskdIO", "TaskdConfig", "TaskdProtocol", "TaskScheduling"]),
+            dependencies: [
+                "TaskdDaemon", "TaskdSystem", "TaskdMachine", "TaskdIO", "TaskdConfig", "TaskdProtocol",
+                "TaskScheduling",
+            ]),
         .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdDaemon", "TaskdTesting"]),
         // The example's tests, written against the public API only, as an app's would be.
         .testTarget(

@@ -1,5 +1,6 @@
 import Synchronization
 import TaskScheduling
+import TaskdMachine
 import Taskd
 import TaskdConfig
 import TaskdDaemon

@@ -1,5 +1,6 @@
 import Foundation
 import TaskScheduling
+import TaskdMachine
 import TaskdIO
 import TaskdProtocol
 import TaskdSystem

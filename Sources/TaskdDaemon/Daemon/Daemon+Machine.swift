@@ -1,4 +1,5 @@
 import TaskScheduling
+import TaskdMachine
 import TaskdConfig
 
 /// What the daemon learns from handlers and the machine: ends and progress of runs, requests for a

@@ -1,4 +1,5 @@
 import TaskScheduling
+import TaskdMachine
 import TaskdConfig
 import TaskdSystem
 

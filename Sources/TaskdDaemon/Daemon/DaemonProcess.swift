@@ -1,6 +1,7 @@
 import CTaskdShim
 import TaskRuntime
 import TaskScheduling
+import TaskdMachine
 import TaskdConfig
 import TaskdIO
 import TaskdProtocol

@@ -1,6 +1,5 @@
 import TaskScheduling
 import TaskdIO
-import TaskdSystem
 
 #if canImport(Glibc)
     import Glibc
@@ -10,7 +9,7 @@ import TaskdSystem
 /// the system bus (logind's idle state and sleep, the network), free space and pressure. It calls
 /// `onEvent` on the event loop when a condition may have changed or the system sleeps or resumes;
 /// `unheld(_:)` then says which conditions do not hold. Use it from the event loop only.
-final class MachineWatch: MachinePort, @unchecked Sendable {
+package final class MachineWatch: MachinePort, @unchecked Sendable {
     /// How often free space and pressure are read while a run needs them: no event tells of them.
     static let sampleInterval: UInt64 = 5_000_000
 
@@ -24,13 +23,13 @@ final class MachineWatch: MachinePort, @unchecked Sendable {
     /// `/proc/pressure`, or `TASKD_PRESSURE_DIR` in tests.
     let pressureFolder = getenv("TASKD_PRESSURE_DIR").map { String(cString: $0) } ?? "/proc/pressure"
 
-    init(onEvent: @escaping @Sendable (MachineEvent) -> Void) {
+    package init(onEvent: @escaping @Sendable (MachineEvent) -> Void) {
         self.onEvent = onEvent
     }
 
     /// Starts watching what `conditions` need (once each): the power supplies for power and
     /// battery, the system bus for the network and idleness.
-    func watch(for conditions: Set<TaskCondition>) {
+    package func watch(for conditions: Set<TaskCondition>) {
         for condition in conditions {
             switch condition {
             case .acPower, .batteryNotLow:
@@ -48,25 +47,19 @@ final class MachineWatch: MachinePort, @unchecked Sendable {
     func openBus() -> Bool {
         if !busTried {
             busTried = true
-            bus = SystemBus { [onEvent] event in
-                switch event {
-                case .changed: onEvent(.conditions)
-                case .prepareForSleep: onEvent(.prepareForSleep)
-                case .resumed: onEvent(.resumed)
-                }
-            }
+            bus = SystemBus(onEvent: onEvent)
         }
         return bus != nil
     }
 
     /// Where conditions are learnt from, for the journal: the power supplies' folder, if watched.
-    var sourceNote: String {
+    package var sourceNote: String {
         guard let power else { return "" }
         return " (power supplies in \(power.folder)" + (power.isWatching ? ")" : "; no events from them, read once)")
     }
 
     /// Takes or releases a logind inhibitor lock; the system bus is opened for the first one.
-    func inhibit(_ lock: SleepInhibitor, hold: Bool) {
+    package func inhibit(_ lock: SleepInhibitor, hold: Bool) {
         switch (lock, hold) {
         case (.delay, true): if openBus() { bus?.takeDelayInhibitor() }
         case (.delay, false): bus?.releaseDelayInhibitor()
@@ -77,13 +70,13 @@ final class MachineWatch: MachinePort, @unchecked Sendable {
     }
 
     /// logind's `InhibitDelayMaxUSec` (5 s when it is not known).
-    var inhibitDelayMax: UInt64 { bus?.state.inhibitDelayMax ?? 5_000_000 }
+    package var inhibitDelayMax: UInt64 { bus?.state.inhibitDelayMax ?? 5_000_000 }
 
     /// Whether free space and pressure are being read every `sampleInterval`.
-    var isSampling: Bool { sampling }
+    package var isSampling: Bool { sampling }
 
     /// Reads free space and pressure every `sampleInterval` while `on` (a run needs them).
-    func sample(_ on: Bool) {
+    package func sample(_ on: Bool) {
         guard on != sampling else { return }
         sampling = on
         if on && sampleTimer == nil {
@@ -98,7 +91,7 @@ final class MachineWatch: MachinePort, @unchecked Sendable {
 
     /// The conditions among `conditions` that do not hold now. Arms a timer for the moment the
     /// system will have been idle long enough for an idle condition.
-    func unheld(_ conditions: Set<TaskCondition>) -> Set<TaskCondition> {
+    package func unheld(_ conditions: Set<TaskCondition>) -> Set<TaskCondition> {
         let power = power?.state
         let busState = bus?.state
         let now = DeadlineTimer.now()
@@ -133,7 +126,7 @@ final class MachineWatch: MachinePort, @unchecked Sendable {
     }
 
     /// What the machine is, in words, for the journal: `on AC power; network online (NetworkManager); idle`.
-    var summary: String {
+    package var summary: String {
         var parts: [String] = []
         if let state = power?.state {
             parts.append(

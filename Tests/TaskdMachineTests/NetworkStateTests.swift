@@ -1,6 +1,6 @@
 import Testing
 
-@testable import TaskdSystem
+@testable import TaskdMachine
 
 /// How NetworkManager's and systemd-networkd's properties read as online and metered.
 @Suite("NetworkState: NetworkManager and networkd properties as online and metered")

@@ -1,4 +1,3 @@
-import TaskScheduling
 import TaskdIO
 
 #if canImport(Glibc)
@@ -7,26 +6,18 @@ import TaskdIO
 
 /// What the power supplies say, read from a sysfs-shaped folder (`/sys/class/power_supply`: one
 /// folder per supply with `type`, `online`, `capacity`, `status`).
-public struct PowerState: Hashable, Sendable {
+package struct PowerState: Hashable, Sendable {
     /// A mains supply is online; or there is none and no battery either (a desktop, a server, a
     /// VM), as systemd's `ConditionACPower=` reads it; or a battery says it is charging.
-    public var onACPower: Bool
+    package var onACPower: Bool
     /// No battery, or every battery above `lowPercent` or charging.
-    public var batteryNotLow: Bool
+    package var batteryNotLow: Bool
 
     /// Below this a battery is low (Android's threshold for `setRequiresBatteryNotLow`).
-    public static let lowPercent = 15
-
-    /// The conditions this state makes hold.
-    public var held: Set<TaskCondition> {
-        var held: Set<TaskCondition> = []
-        if onACPower { held.insert(.acPower) }
-        if batteryNotLow { held.insert(.batteryNotLow) }
-        return held
-    }
+    package static let lowPercent = 15
 
     /// Reads `folder`; a folder that cannot be read reads as mains power and no battery.
-    public static func read(_ folder: String) -> PowerState {
+    package static func read(_ folder: String) -> PowerState {
         var mains = 0
         var mainsOnline = false
         var batteries = 0

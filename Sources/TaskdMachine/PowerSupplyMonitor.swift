@@ -10,22 +10,23 @@ import TaskdIO
 /// kernel's device events (a netlink socket: a supply plugged, unplugged or charging), and from
 /// inotify on the folder's files (what a test writes into a sysfs-shaped folder). Reads the folder
 /// again at each event and calls back only when the state differs.
-public final class PowerSupplyMonitor: Sendable {
+package final class PowerSupplyMonitor: Sendable {
     /// The folder read: `TASKD_POWER_SUPPLY_DIR`, or `/sys/class/power_supply`.
-    public let folder: String
+    package let folder: String
     private let last: Mutex<PowerState>
     private let onChange: @Sendable (PowerState) -> Void
     private let inotify: Int32
     private let uevents: Int32
 
-    public static var defaultFolder: String {
+    package static var defaultFolder: String {
         getenv("TASKD_POWER_SUPPLY_DIR").map { String(cString: $0) } ?? "/sys/class/power_supply"
     }
 
     /// The state now.
-    public var state: PowerState { last.withLock { $0 } }
+    package var state: PowerState { last.withLock { $0 } }
 
-    public init(folder: String = PowerSupplyMonitor.defaultFolder, onChange: @escaping @Sendable (PowerState) -> Void) {
+    package init(folder: String = PowerSupplyMonitor.defaultFolder, onChange: @escaping @Sendable (PowerState) -> Void)
+    {
         self.folder = folder
         self.onChange = onChange
         last = Mutex(PowerState.read(folder))
@@ -45,7 +46,7 @@ public final class PowerSupplyMonitor: Sendable {
     }
 
     /// Whether any source of events could be had (else the state is read once, at start).
-    public var isWatching: Bool { inotify >= 0 || uevents >= 0 }
+    package var isWatching: Bool { inotify >= 0 || uevents >= 0 }
 
     private func check() {
         let now = PowerState.read(folder)

@@ -8,17 +8,7 @@ import TaskdIO
 /// taskd's connection to the system bus, driven from the event loop: logind's `PrepareForSleep`,
 /// its inhibitors and idle state, and the network state from NetworkManager or systemd-networkd.
 /// Every call is asynchronous and `onEvent` runs on the event loop; use it only from the loop.
-public final class SystemBus: @unchecked Sendable {
-    /// What the bus tells.
-    public enum Event: Sendable {
-        /// A property changed (`state` has it).
-        case changed
-        /// logind is about to put the system to sleep: release the delay inhibitor when ready.
-        case prepareForSleep
-        /// The system woke up (or the sleep failed).
-        case resumed
-    }
-
+package final class SystemBus: @unchecked Sendable {
     private var bus: OpaquePointer?
     private var token: UInt64?
     private var fd: Int32 = -1
@@ -26,17 +16,17 @@ public final class SystemBus: @unchecked Sendable {
     /// True while sd-bus dispatches: a call made from a callback (the daemon releasing an
     /// inhibitor as it hears of sleep) is sent when the dispatching ends; sd-bus is not re-entrant.
     private var processing = false
-    private let onEvent: @Sendable (Event) -> Void
+    private let onEvent: @Sendable (MachineEvent) -> Void
 
     /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS` honoured); nil if there is none.
-    public init?(onEvent: @escaping @Sendable (Event) -> Void) {
+    package init?(onEvent: @escaping @Sendable (MachineEvent) -> Void) {
         self.onEvent = onEvent
         let callback: taskd_bus_callback = { context, event in
             let bus = Unmanaged<SystemBus>.fromOpaque(context!).takeUnretainedValue()
             switch Int(event) {
             case Int(TASKD_BUS_PREPARE_SLEEP.rawValue): bus.onEvent(.prepareForSleep)
             case Int(TASKD_BUS_RESUMED.rawValue): bus.onEvent(.resumed)
-            default: bus.onEvent(.changed)
+            default: bus.onEvent(.conditions)
             }
         }
         guard let opened = taskd_bus_open(callback, Unmanaged.passUnretained(self).toOpaque()) else { return nil }
@@ -53,7 +43,7 @@ public final class SystemBus: @unchecked Sendable {
     }
 
     /// What the bus said last.
-    public var state: SystemBusState {
+    package var state: SystemBusState {
         guard let bus else { return SystemBusState() }
         var raw = taskd_bus_state()
         taskd_bus_get_state(bus, &raw)
@@ -81,13 +71,13 @@ public final class SystemBus: @unchecked Sendable {
 
     /// Takes logind's sleep delay inhibitor (held until `releaseDelayInhibitor`, and taken again
     /// if logind restarts).
-    public func takeDelayInhibitor() { call { taskd_bus_take_delay_inhibitor($0) } }
+    package func takeDelayInhibitor() { call { taskd_bus_take_delay_inhibitor($0) } }
 
     /// Lets the system sleep.
-    public func releaseDelayInhibitor() { call { taskd_bus_release_delay_inhibitor($0) } }
+    package func releaseDelayInhibitor() { call { taskd_bus_release_delay_inhibitor($0) } }
 
     /// Takes (`on`) or releases a sleep block inhibitor naming `why` (`Sleep=block` runs).
-    public func blockSleep(_ on: Bool, why: String) { call { taskd_bus_block_sleep($0, on ? 1 : 0, why) } }
+    package func blockSleep(_ on: Bool, why: String) { call { taskd_bus_block_sleep($0, on ? 1 : 0, why) } }
 
     private func call(_ body: (OpaquePointer) -> Void) {
         guard let bus else { return }

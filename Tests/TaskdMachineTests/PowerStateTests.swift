@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import TaskdSystem
+@testable import TaskdMachine
 
 /// The power supplies read from a sysfs-shaped folder, as /sys/class/power_supply lays them out.
 @Suite("PowerState: AC power and battery from the power supply folder")

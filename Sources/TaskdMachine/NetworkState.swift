@@ -1,7 +1,7 @@
 /// Whether the network is online and metered, as NetworkManager or systemd-networkd says.
-public struct NetworkState: Hashable, Sendable, CustomStringConvertible {
+package struct NetworkState: Hashable, Sendable, CustomStringConvertible {
     /// Who said it.
-    public enum Source: String, Hashable, Sendable {
+    package enum Source: String, Hashable, Sendable {
         case networkManager = "NetworkManager"
         case networkd = "systemd-networkd"
         /// Neither is on the system bus: the network counts as online and not metered, as on a
@@ -9,11 +9,11 @@ public struct NetworkState: Hashable, Sendable, CustomStringConvertible {
         case none = "no network manager"
     }
 
-    public var source: Source
-    public var online: Bool
-    public var metered: Bool
+    package var source: Source
+    package var online: Bool
+    package var metered: Bool
 
-    public init(source: Source = .none, online: Bool = true, metered: Bool = false) {
+    package init(source: Source = .none, online: Bool = true, metered: Bool = false) {
         self.source = source
         self.online = online
         self.metered = metered
@@ -22,19 +22,19 @@ public struct NetworkState: Hashable, Sendable, CustomStringConvertible {
     /// NetworkManager's `State`, `Connectivity` and `Metered`: online with full connectivity, or
     /// connected globally when its connectivity check is off (connectivity unknown); metered when
     /// it says yes or guesses yes.
-    public static func networkManager(state: UInt32, connectivity: UInt32, metered: UInt32) -> NetworkState {
+    package static func networkManager(state: UInt32, connectivity: UInt32, metered: UInt32) -> NetworkState {
         let online = connectivity == 4 || (connectivity == 0 && state == 70)
         return NetworkState(source: .networkManager, online: online, metered: metered == 1 || metered == 3)
     }
 
     /// systemd-networkd's `OnlineState` (or, where it has none, `OperationalState` routable); it
     /// has no notion of metered networks.
-    public static func networkd(onlineState: String, operationalState: String) -> NetworkState {
+    package static func networkd(onlineState: String, operationalState: String) -> NetworkState {
         let online = onlineState == "online" || (onlineState.isEmpty && operationalState == "routable")
         return NetworkState(source: .networkd, online: online, metered: false)
     }
 
-    public var description: String {
+    package var description: String {
         (online ? "online" : "offline") + (metered ? ", metered" : "") + " (\(source.rawValue))"
     }
 }

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import TaskdDaemon
+@testable import TaskdMachine
 
 /// Reading /proc/pressure and free space for the conditions that are sampled.
 @Suite("MachineWatch: pressure and free space")
