@@ -56,6 +56,24 @@ struct DaemonLifecycleTests {
         #expect(f.entries(.reloaded).first?.message.hasPrefix("reload refused") == true)
     }
 
+    @Test("start replays the acknowledged wakes not answered; one naming a task that is gone is settled")
+    func recovery() async throws {
+        let store = MemoryStore()
+        let acknowledged = ManualClock.origin.realtime - 5_000_000
+        let kept = WakeRecord(
+            id: "w1", key: F.task("fetch").key, wakeID: "job-1", payload: "7", acknowledgedUSec: acknowledged)
+        let gone = WakeRecord(
+            id: "w2", key: F.task("gone").key, wakeID: nil, payload: nil, acknowledgedUSec: acknowledged)
+        _ = store.add([kept, gone])
+        let f = await F([F.task("fetch")], store: store, recovering: [kept, gone])
+        let replayed = f.started("fetch")
+        #expect(replayed.map(\.wakeID) == ["job-1"] && replayed[0].payload == "7")
+        #expect(store.unsettledWakes.map(\.id) == ["w1"])
+        #expect(f.entries(.wakesRecovered).first?["TASKD_RECOVERED_WAKES"] == "1")
+        await f.end(replayed[0].id)
+        #expect(store.unsettledWakes.isEmpty)
+    }
+
     @Test("shutdown cancels every running run (reason shutdown) and returns only once they all ended")
     func shutdown() async throws {
         let f = await F([F.task("a"), F.task("b"), F.task("idle")])

@@ -22,10 +22,10 @@ final class ManualDaemonFixture: Sendable {
     let daemon: Daemon
 
     /// A daemon with `tasks`, started at the clock's origin; `unheld` are the conditions that do
-    /// not hold when it starts.
+    /// not hold when it starts, `wakes` the acknowledged wakes it replays.
     init(
         _ tasks: [TaskDefinition], settings: DaemonSettings = ManualDaemonFixture.settings(),
-        store: any RunStore = MemoryStore(), unheld: Set<TaskCondition> = []
+        store: any RunStore = MemoryStore(), unheld: Set<TaskCondition> = [], recovering wakes: [WakeRecord] = []
     ) async {
         let config = LoadedConfig(daemon: settings, tasks: tasks)
         let nextConfig = ConfigSlot(config)
@@ -39,7 +39,7 @@ final class ManualDaemonFixture: Sendable {
             random: SeededRandom(seed: 1))
         daemon = Daemon(config: config, handlers: [:], records: [:], ports: ports)
         let daemon = self.daemon
-        await ManualClock.onLoop { daemon.isolatedOnLoop { $0.start(recovering: []) } }
+        await ManualClock.onLoop { daemon.isolatedOnLoop { $0.start(recovering: wakes) } }
     }
 
     /// Settings of a unit test: four slots whatever the machine's CPUs.
