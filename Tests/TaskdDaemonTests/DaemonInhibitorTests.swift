@@ -1,4 +1,5 @@
 import TaskScheduling
+import TaskdMachine
 import Testing
 
 @testable import TaskdDaemon
@@ -7,9 +8,7 @@ import Testing
 /// delay lock from the first run on (so sleep waits for the runs it cancels), released once
 /// sleeping with no run left to wait for, taken again at resume; the block lock while a
 /// `Sleep=block` run is active.
-@Suite(
-    "Daemon on manual ports: sleep inhibitors", .timeLimit(.minutes(1)),
-    .disabled("needs the scheduler's inhibitor actions"))
+@Suite("Daemon on manual ports: sleep inhibitors", .timeLimit(.minutes(1)))
 struct DaemonInhibitorTests {
     typealias F = ManualDaemonFixture
 

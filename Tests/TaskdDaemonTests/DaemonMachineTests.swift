@@ -1,4 +1,5 @@
 import TaskScheduling
+import TaskdMachine
 import TaskdProtocol
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import TaskScheduling
-import TaskdMachine
 import TaskdIO
+import TaskdMachine
 import TaskdProtocol
 import TaskdSystem
 import Testing

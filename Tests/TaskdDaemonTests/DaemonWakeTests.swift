@@ -101,11 +101,7 @@ struct DaemonWakeTests {
         let runs = try await f.wake("broken")
         let ended = try await f.lastRun("broken")
         #expect(ended?.runId == runs.first?.runId && ended?.state == .failed && ended?.error == "refused by the test")
-        withKnownIssue(
-            "Daemon.wake replies with the run as the wake made it (running), not as it ended: see the report"
-        ) {
-            #expect(runs.map(\.state) == [.failed])
-        }
+        #expect(runs.map(\.state) == [.failed], "the reply tells the run as it ended, not as the wake made it")
     }
 
     @Test("cancel by run id signals that run only; the reply tells it cancelling, reason requested")

@@ -2,6 +2,7 @@ import Synchronization
 import TaskScheduling
 import TaskdConfig
 import TaskdIO
+import TaskdMachine
 import TaskdProtocol
 import TaskdSystem
 

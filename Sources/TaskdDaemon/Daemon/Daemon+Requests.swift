@@ -73,7 +73,7 @@ extension Daemon {
         let rest = startRuns(in: actions)
         afterHandlersStart { [results] daemon in
             daemon.perform(rest)
-            let runs = results.map { RunInfo(daemon.scheduler.runs[$0.run.id] ?? $0.run, disposition: $0.disposition) }
+            let runs = results.map { daemon.latest($0.run, disposition: $0.disposition) }
             daemon.store.whenDurable(ticket) { reply(runs) }
         }
     }
