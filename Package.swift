@@ -33,6 +33,9 @@ let package = Package(
         // The epoll thread every watched fd goes through (not Dispatch sources: see EventLoop).
         .target(name: "TaskdIO", dependencies: ["CTaskdShim"]),
 
+        // Process-wide: glibc malloc's arenas and trimming, the kernel's random numbers.
+        .target(name: "TaskdProcess", dependencies: ["CTaskdShim"]),
+
         // Pure core: model, time spans, target matching, the scheduler state machine.
         .target(name: "TaskScheduling", dependencies: ["CTaskdShim"]),
         // Unit-file syntax → task definitions, with file:line diagnostics.
@@ -54,7 +57,7 @@ let package = Package(
             name: "TaskdDaemon",
             dependencies: [
                 "TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdMachine",
-                "TaskdIO",
+                "TaskdIO", "TaskdProcess",
             ]),
         // The public API an app imports: backgroundTask(_:action:) and run().
         .target(name: "Taskd", dependencies: ["TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdIO"]),
@@ -68,14 +71,15 @@ let package = Package(
         // taskctl's logic, as a library so that the executable stays thin.
         .target(name: "TaskControl", dependencies: ["TaskdProtocol", "TaskScheduling", "TaskdIO"]),
 
-        .executableTarget(name: "taskd", dependencies: ["Taskd", "TaskdIO"]),
+        .executableTarget(name: "taskd", dependencies: ["Taskd", "TaskdProcess"]),
         .executableTarget(name: "taskctl", dependencies: ["TaskControl"]),
         // The Swift handler example: its tasks (a library its tests import) and its daemon.
         .target(name: "WeatherKit", dependencies: ["Taskd"], path: "Examples/WeatherKit"),
         .executableTarget(
             name: "weatherd", dependencies: ["WeatherKit"], path: "Examples/WeatherDaemon", exclude: ["config"]),
         // The benchmark's daemon (bench/run): no-op Swift handlers that stamp when they start.
-        .executableTarget(name: "taskd-bench", dependencies: ["Taskd", "TaskdIO"], path: "Examples/BenchDaemon"),
+        .executableTarget(
+            name: "taskd-bench", dependencies: ["Taskd", "TaskdIO", "TaskdProcess"], path: "Examples/BenchDaemon"),
         // Swift handlers that misbehave, for the reliability tests.
         .executableTarget(name: "taskd-faults", dependencies: ["Taskd"], path: "Examples/FaultyDaemon"),
         // A fake NetworkManager on D-Bus (C, sd-bus), for the integration and end-to-end tests.
@@ -87,6 +91,7 @@ let package = Package(
         .testTarget(name: "TaskdConfigTests", dependencies: ["TaskdConfig"]),
         .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol"]),
         .testTarget(name: "TaskdIOTests", dependencies: ["TaskdIO"]),
+        .testTarget(name: "TaskdProcessTests", dependencies: ["TaskdProcess"]),
         .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime"]),
         .testTarget(name: "TaskdMachineTests", dependencies: ["TaskdMachine", "TaskScheduling", "TaskdIO"]),
         .testTarget(name: "TaskdSystemTests", dependencies: ["TaskdSystem", "TaskdIO", "TaskdProtocol"]),

@@ -1,5 +1,6 @@
 import Taskd
 import TaskdIO
+import TaskdProcess
 
 #if canImport(Glibc)
     import Glibc

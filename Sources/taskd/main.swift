@@ -1,5 +1,5 @@
 import Taskd
-import TaskdIO
+import TaskdProcess
 
 // taskd: the command-handler daemon; every task comes from the configuration directory. A
 // synchronous main: the main thread waits while the daemon runs on its event loop. Process-wide

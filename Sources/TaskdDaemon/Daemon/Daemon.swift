@@ -2,6 +2,7 @@ import TaskScheduling
 import TaskdMachine
 import TaskdConfig
 import TaskdIO
+import TaskdProcess
 import TaskdProtocol
 
 #if canImport(Glibc)

@@ -4,6 +4,7 @@ import TaskScheduling
 import TaskdMachine
 import TaskdConfig
 import TaskdIO
+import TaskdProcess
 import TaskdProtocol
 import TaskdSystem
 
@@ -180,7 +181,7 @@ package struct DaemonProcess: Sendable {
             random: SystemRandom(), machineID: Self.machineID())
         let daemon = Daemon(config: consume config, handlers: handlers, records: records, ports: ports)
         // The parsed files are garbage now: give their pages back (0.8 MiB with 10,000 tasks).
-        _ = taskd_malloc_trim()
+        MallocArenas.trim()
         let service = ControlService(
             daemon: daemon, journal: journal, product: name, version: version ?? TaskdVersion.current)
 

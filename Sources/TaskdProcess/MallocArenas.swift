@@ -11,4 +11,9 @@ public enum MallocArenas {
     /// more (measured): each arena keeps pages of its own, and its free chunks serve no other thread.
     @discardableResult
     public static func limit(_ limit: Int32 = daemonLimit) -> Bool { taskd_limit_malloc_arenas(limit) == 1 }
+
+    /// Gives the free pages at the top of every arena back to the kernel (`malloc_trim(0)`): after
+    /// a burst of garbage, such as the parsed configuration at start-up.
+    @discardableResult
+    public static func trim() -> Bool { taskd_malloc_trim() == 1 }
 }

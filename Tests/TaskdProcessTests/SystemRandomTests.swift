@@ -1,6 +1,6 @@
 import Testing
 
-@testable import TaskdIO
+@testable import TaskdProcess
 
 @Suite("SystemRandom: getrandom, 32 words per system call")
 struct SystemRandomTests {
