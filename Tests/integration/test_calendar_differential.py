@@ -14,7 +14,8 @@ import pytest
 
 from conftest import TASKCTL
 
-pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")]
 
 DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun", "monday", "FRIDAY", "Sunday", "wed"]
 HAND_PICKED = [

@@ -5,11 +5,13 @@ prometheus_client's OpenMetrics parser (from PyPI; scripts/test installs it)."""
 import json
 import time
 
+import pytest
+
 from conftest import journal, needs_journal, task, wait_for
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from prometheus_client.parser import text_string_to_metric_families as prometheus_text_families
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 OVERDUE = "315230310a2646b7a9aec158e58be1fa"
 FAILING = "3904a312d5ea46489f97cf6bf33fc832"

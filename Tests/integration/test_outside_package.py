@@ -5,7 +5,11 @@ must pass in debug and in release."""
 import re
 import subprocess
 
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.integration
 
 DOC = ROOT / "docs" / "swift-handlers.md"
 

@@ -5,9 +5,11 @@ import os
 import signal
 import time
 
+import pytest
+
 from conftest import WEATHERD, journal, needs_journal, task, wait_for
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 STARTED = "8605484d98ae4477a29493037f9e10ec"
 CANCELLED = "f4792cb9d75342c1b0878721e5f0dc9c"

@@ -11,7 +11,8 @@ import pytest
 
 from conftest import TASKCTL
 
-pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")]
 
 UNITS = ["us", "usec", "µs", "μs", "ms", "msec", "s", "sec", "second", "seconds", "m", "min", "minute", "minutes",
          "h", "hr", "hour", "hours", "d", "day", "days", "w", "week", "weeks", "M", "month", "months", "y", "year",
