@@ -139,6 +139,7 @@ def systemd(expression, zone, base):
     return normalized, times
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zone,base", CASES, ids=[f"{z}@{b}" for z, b in CASES])
 def test_taskd_agrees_with_systemd_on_a_generated_corpus(zone, base):
     expressions = corpus()

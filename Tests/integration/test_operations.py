@@ -85,6 +85,7 @@ def test_pause_after_failures_pauses_the_task_and_why_says_so(daemon_factory):
     assert "PauseAfterFailures=1: 1 failures in a row" in why and f"MESSAGE_ID={PAUSED}" in why, why
 
 
+@pytest.mark.slow
 def test_metrics_parse_as_openmetrics_and_the_metrics_file_is_kept(daemon_factory, tmp_path):
     metrics_file = tmp_path / "taskd.prom"
     d = daemon_factory({

@@ -68,6 +68,7 @@ def run(program, *spans, json_output=False):
     return subprocess.run(args, capture_output=True, text=True, env=env)
 
 
+@pytest.mark.slow
 def test_each_span_prints_and_fails_as_systemd_analyze_timespan():
     valid = 0
     for span in corpus():
