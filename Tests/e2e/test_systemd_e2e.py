@@ -21,7 +21,8 @@ COMPLETED = "e1494e7e0a484939823f308918b213dd"
 
 
 SKIP = e2e_skip_reason("booting systemd in a container", ["systemd-nspawn", "debootstrap", "nsenter"])
-pytestmark = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
+pytestmark = [pytest.mark.nspawn, pytest.mark.slow,
+              pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,8 @@ SERVICE = "/sys/fs/cgroup/system.slice/taskd.service"
 
 SKIP = e2e_skip_reason("building the VM's disk and booting it",
                        ["qemu-system-x86_64", "debootstrap", "mke2fs", "cpio", "busybox", "apt-get"])
-pytestmark = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
+pytestmark = [pytest.mark.vm, pytest.mark.slow,
+              pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 
 # Each finding is a section: a line "@@ NAME", then what the command printed.
 GUEST = r"""#!/bin/sh

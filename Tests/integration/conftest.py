@@ -83,6 +83,23 @@ def pytest_configure(config):
         _private_journal()
 
 
+TIERS = ("integration", "nspawn", "vm")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Stops the session if a collected test has no tier or more than one (pytest.ini's markers), before
+    `-m` deselects any: a test without a tier would silently fall out of every lane."""
+    wrong = []
+    for item in items:
+        tiers = sorted({m.name for m in item.iter_markers() if m.name in TIERS})
+        if len(tiers) != 1:
+            wrong.append(f"{item.nodeid}: {', '.join(tiers) or 'no tier'}")
+    if wrong:
+        pytest.exit("each test needs exactly one tier marker of " + ", ".join(TIERS) + ":\n  " + "\n  ".join(wrong),
+                    returncode=pytest.ExitCode.USAGE_ERROR)
+
+
 def pytest_unconfigure(config):
     if _journald is not None:
         _journald.terminate()

@@ -11,8 +11,9 @@ import pytest
 
 from conftest import IS_ROOT, TASKCTL, journal, task, wait_for
 
-pytestmark = pytest.mark.skipif(not IS_ROOT or shutil.which("setpriv") is None,
-                                reason="running clients as other users needs root and setpriv")
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(not IS_ROOT or shutil.which("setpriv") is None,
+                                 reason="running clients as other users needs root and setpriv")]
 
 REJECTED = "d17a36ff297a4f96b037619afdb683b6"
 NOBODY = 65534

@@ -8,7 +8,8 @@ import pytest
 
 from conftest import TASKCTL
 
-pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")]
 
 EXPRESSIONS = ["*:0/15", "Mon..Fri 9:00", "*-02-30", "*-02~03/1", "daily", "Sat,Sun 10:00 UTC",
                "*-*-* 09:00 America/New_York", "*-*-* 02:30:00", "quarterly", "*-*-* *:*:30.5"]

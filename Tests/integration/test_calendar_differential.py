@@ -14,7 +14,8 @@ import pytest
 
 from conftest import TASKCTL
 
-pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")]
 
 DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun", "monday", "FRIDAY", "Sunday", "wed"]
 HAND_PICKED = [
@@ -138,6 +139,7 @@ def systemd(expression, zone, base):
     return normalized, times
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zone,base", CASES, ids=[f"{z}@{b}" for z, b in CASES])
 def test_taskd_agrees_with_systemd_on_a_generated_corpus(zone, base):
     expressions = corpus()

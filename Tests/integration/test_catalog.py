@@ -7,6 +7,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.integration
+
 
 def code_ids():
     text = (ROOT / "Sources" / "TaskdDaemon" / "Journal" / "MessageID.swift").read_text()

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from conftest import BUILD, journal, needs_journal, task, wait_for
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 
 def supplies(tmp_path, online):

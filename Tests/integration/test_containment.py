@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import journal, needs_journal, task, wait_for
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 ESCAPE = """#!/bin/sh
 # Leaves its process group and ignores SIGTERM: only a cgroup holds it.

@@ -14,6 +14,8 @@ import pytest
 from conftest import (FAULTS, IS_ROOT, ROOT, TASKCTL, TASKD, VARLINK_CALL, WEATHERD, Daemon, VarlinkSocket, journal, needs_journal,
                       task, wait_for)
 
+pytestmark = pytest.mark.integration
+
 REJECTED = "d17a36ff297a4f96b037619afdb683b6"
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import BUILD, ROOT, VarlinkSocket, journal, needs_journal, task, wait_for
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 STARTED = "8605484d98ae4477a29493037f9e10ec"
 RECOVERED = "46d20dab7df34e638dce119fed1f5666"

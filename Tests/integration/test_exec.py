@@ -6,7 +6,7 @@ import pytest
 
 from conftest import journal, needs_journal, task, wait_for
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 SUPPRESSED = "c9dda88d31d242beb08f3d2cd50538ba"
 COMPLETED = "e1494e7e0a484939823f308918b213dd"

@@ -5,9 +5,11 @@ import json
 import signal
 import time
 
+import pytest
+
 from conftest import FAULTS, group_members, journal, needs_journal, task, wait_for
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 
 def ended(run_id):

@@ -10,7 +10,11 @@ import tempfile
 import threading
 import time
 
+import pytest
+
 from conftest import IS_ROOT, VarlinkSocket, journal, task, wait_for
+
+pytestmark = pytest.mark.integration
 
 LIMITS = ("[Daemon]\nMaxConnections={total}\nMaxConnectionsPerUser={per_user}\n"
           "IdleTimeoutSec={idle}\nRequestTimeoutSec={request}\n")

@@ -6,9 +6,11 @@ import json
 import os
 import threading
 
+import pytest
+
 from conftest import BUILD, VarlinkSocket, journal, needs_journal, wait_for
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 CLIENTS = 100
 WAKES = int(os.environ.get("TASKD_LOAD_WAKES", "20"))

@@ -6,9 +6,11 @@ import subprocess
 import time
 
 import conftest
+import pytest
+
 from conftest import journal, needs_journal, task, wait_for
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 
 def test_journald_stops_events_go_to_stderr_nothing_blocks_and_journald_is_used_again(daemon_factory):

@@ -5,11 +5,13 @@ prometheus_client's OpenMetrics parser (from PyPI; scripts/test installs it)."""
 import json
 import time
 
+import pytest
+
 from conftest import journal, needs_journal, task, wait_for
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from prometheus_client.parser import text_string_to_metric_families as prometheus_text_families
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 OVERDUE = "315230310a2646b7a9aec158e58be1fa"
 FAILING = "3904a312d5ea46489f97cf6bf33fc832"
@@ -83,6 +85,7 @@ def test_pause_after_failures_pauses_the_task_and_why_says_so(daemon_factory):
     assert "PauseAfterFailures=1: 1 failures in a row" in why and f"MESSAGE_ID={PAUSED}" in why, why
 
 
+@pytest.mark.slow
 def test_metrics_parse_as_openmetrics_and_the_metrics_file_is_kept(daemon_factory, tmp_path):
     metrics_file = tmp_path / "taskd.prom"
     d = daemon_factory({

@@ -5,7 +5,11 @@ must pass in debug and in release."""
 import re
 import subprocess
 
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.integration
 
 DOC = ROOT / "docs" / "swift-handlers.md"
 
@@ -27,6 +31,7 @@ def test_every_swift_block_of_the_page_is_a_file_of_the_package():
     assert {"Package.swift"} <= set(paths) and any(p.startswith("Tests/") for p in paths), paths
 
 
+@pytest.mark.slow
 def test_the_package_of_the_page_builds_and_its_tests_pass_in_debug_and_release(tmp_path):
     # `.package(path: "../taskd")`: this checkout, under the name the page uses.
     (tmp_path / "taskd").symlink_to(ROOT)

@@ -3,7 +3,11 @@ pthread_exit, no unwinder loaded), and glibc's malloc limited to two arenas unle
 environment says otherwise. What each saves is in docs/swift-handlers.md."""
 import signal
 
+import pytest
+
 from conftest import task
+
+pytestmark = pytest.mark.integration
 
 
 def status(pid, tid=None):

@@ -5,9 +5,11 @@ ProgressTimeoutSec=."""
 import json
 import time
 
+import pytest
+
 from conftest import FAULTS, journal, needs_journal, task, wait_for
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 
 def progress_id():

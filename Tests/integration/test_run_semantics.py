@@ -5,9 +5,11 @@ import os
 import signal
 import time
 
+import pytest
+
 from conftest import WEATHERD, journal, needs_journal, task, wait_for
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 STARTED = "8605484d98ae4477a29493037f9e10ec"
 CANCELLED = "f4792cb9d75342c1b0878721e5f0dc9c"
@@ -159,6 +161,7 @@ def test_history_keeps_the_last_runs_newest_first_on_disk(daemon_factory):
     assert [r["runId"] for r in json.loads(d.taskctl("history", "h", "--json").stdout)] == ids[:1:-1]
 
 
+@pytest.mark.slow
 def test_reload_adds_removes_and_restarts_changed_tasks_and_leaves_the_rest(daemon_factory):
     long = "/bin/sleep 30"
     d = daemon_factory({"keep.task": task(long), "drop.task": task(long), "change.task": task(long, budget="30s")})

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import WEATHERD, Daemon, VarlinkSocket, group_members, journal, needs_journal, task, wait_for
 
-pytestmark = needs_journal
+pytestmark = [pytest.mark.integration, needs_journal]
 
 STARTED = "8605484d98ae4477a29493037f9e10ec"
 COMPLETED = "e1494e7e0a484939823f308918b213dd"

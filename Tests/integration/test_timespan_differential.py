@@ -11,7 +11,8 @@ import pytest
 
 from conftest import TASKCTL
 
-pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")]
 
 UNITS = ["us", "usec", "µs", "μs", "ms", "msec", "s", "sec", "second", "seconds", "m", "min", "minute", "minutes",
          "h", "hr", "hour", "hours", "d", "day", "days", "w", "week", "weeks", "M", "month", "months", "y", "year",
@@ -67,6 +68,7 @@ def run(program, *spans, json_output=False):
     return subprocess.run(args, capture_output=True, text=True, env=env)
 
 
+@pytest.mark.slow
 def test_each_span_prints_and_fails_as_systemd_analyze_timespan():
     valid = 0
     for span in corpus():
