@@ -37,19 +37,25 @@ let package = Package(
         .target(name: "TaskScheduling", dependencies: ["CTaskdShim"]),
         // Unit-file syntax → task definitions, with file:line diagnostics.
         .target(name: "TaskdConfig", dependencies: ["TaskScheduling", "TaskdIO"]),
-        // JSON, Varlink framing, the IDL and a blocking client (no libsystemd: taskctl links it).
-        .target(
-            name: "TaskdProtocol", dependencies: ["TaskScheduling"],
-            exclude: ["io.taskd.Scheduler.varlink"]),
+        // JSON, Varlink framing, the IDL, every method's typed parameters and replies, and a blocking
+        // client (no libsystemd: taskctl links it; the server frames with the same code).
+        .target(name: "TaskdProtocol", dependencies: ["TaskScheduling"]),
         // Running handlers: commands (posix_spawn, process groups, signals) and output capture.
         .target(name: "TaskRuntime", dependencies: ["TaskScheduling", "CTaskdShim", "TaskdIO"]),
-        // journald (and its queue), sd_notify, listen fds, the Unix socket server, signals, clock changes.
-        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "CTaskdBus", "TaskdProtocol", "TaskdIO"]),
+        // journald (and its queue), sd_notify, signals, clock changes, logind and the network state.
+        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "CTaskdBus", "TaskdIO"]),
+        // The control plane: the Unix socket server (listen fds, peer credentials, limits, reply
+        // order) and the service that answers its calls through a method table, driving any
+        // `SchedulerControl` (the daemon conforms) without depending on it.
+        .target(
+            name: "TaskdControl", dependencies: ["CSystemd", "CTaskdShim", "TaskdIO", "TaskdProtocol", "TaskScheduling"]),
         // The daemon: the orchestrator that performs the scheduler's actions, the control service,
         // the state folder and the journal's events.
         .target(
             name: "TaskdDaemon",
-            dependencies: ["TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdIO"]),
+            dependencies: [
+                "TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdControl", "TaskdIO",
+            ]),
         // The public API an app imports: backgroundTask(_:action:) and run().
         .target(name: "Taskd", dependencies: ["TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdIO"]),
         // The handler author's test kit: runs registered handlers on a manual clock.
@@ -77,10 +83,14 @@ let package = Package(
         .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol"]),
         .testTarget(name: "TaskdIOTests", dependencies: ["TaskdIO"]),
         .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime"]),
-        .testTarget(name: "TaskdSystemTests", dependencies: ["TaskdSystem", "TaskdIO", "TaskdProtocol"]),
+        .testTarget(name: "TaskdSystemTests", dependencies: ["TaskdSystem", "TaskdIO"]),
+        .testTarget(
+            name: "TaskdControlTests", dependencies: ["TaskdControl", "TaskdIO", "TaskdProtocol", "TaskScheduling"]),
         .testTarget(
             name: "TaskdDaemonTests",
-            dependencies: ["TaskdDaemon", "TaskdSystem", "TaskdIO", "TaskdConfig", "TaskdProtocol", "TaskScheduling"]),
+            dependencies: [
+                "TaskdDaemon", "TaskdSystem", "TaskdControl", "TaskdIO", "TaskdConfig", "TaskdProtocol", "TaskScheduling",
+            ]),
         .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdDaemon", "TaskdTesting"]),
         // The example's tests, written against the public API only, as an app's would be.
         .testTarget(

@@ -2,6 +2,7 @@ import CTaskdShim
 import TaskRuntime
 import TaskScheduling
 import TaskdConfig
+import TaskdControl
 import TaskdIO
 import TaskdProtocol
 import TaskdSystem

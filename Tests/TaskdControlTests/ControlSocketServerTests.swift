@@ -1,7 +1,7 @@
 import Synchronization
 import TaskdIO
 import TaskdProtocol
-import TaskdSystem
+import TaskdControl
 import Testing
 
 #if canImport(Glibc)
