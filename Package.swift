@@ -43,18 +43,21 @@ let package = Package(
         // Running handlers: commands (posix_spawn, process groups, signals) and output capture.
         .target(name: "TaskRuntime", dependencies: ["TaskScheduling", "CTaskdShim", "TaskdIO"]),
         // journald (and its queue), sd_notify, signals, clock changes, logind and the network state.
-        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "CTaskdBus", "TaskdIO"]),
+        .target(
+            name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "CTaskdBus", "TaskScheduling", "TaskdIO"]),
         // The control plane: the Unix socket server (listen fds, peer credentials, limits, reply
         // order) and the service that answers its calls through a method table, driving any
         // `SchedulerControl` (the daemon conforms) without depending on it.
         .target(
-            name: "TaskdControl", dependencies: ["CSystemd", "CTaskdShim", "TaskdIO", "TaskdProtocol", "TaskScheduling"]),
+            name: "TaskdControl",
+            dependencies: ["CSystemd", "CTaskdShim", "TaskdIO", "TaskdProtocol", "TaskScheduling"]),
         // The daemon: the orchestrator that performs the scheduler's actions, the control service,
         // the state folder and the journal's events.
         .target(
             name: "TaskdDaemon",
             dependencies: [
-                "TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdControl", "TaskdIO",
+                "TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdControl",
+                "TaskdIO",
             ]),
         // The public API an app imports: backgroundTask(_:action:) and run().
         .target(name: "Taskd", dependencies: ["TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdIO"]),
@@ -89,7 +92,8 @@ let package = Package(
         .testTarget(
             name: "TaskdDaemonTests",
             dependencies: [
-                "TaskdDaemon", "TaskdSystem", "TaskdControl", "TaskdIO", "TaskdConfig", "TaskdProtocol", "TaskScheduling",
+                "TaskdDaemon", "TaskdSystem", "TaskdControl", "TaskdIO", "TaskdConfig", "TaskdProtocol",
+                "TaskScheduling",
             ]),
         .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdDaemon", "TaskdTesting"]),
         // The example's tests, written against the public API only, as an app's would be.

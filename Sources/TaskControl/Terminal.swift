@@ -13,7 +13,9 @@ enum Terminal {
     /// `s` as it is, no newline (a live line).
     static func raw(_ s: String) { write(1, s) }
     /// A reply as JSON text, for `--json`.
-    static func json(_ value: some Encodable) -> String { ((try? JSONValueEncoder().encode(value)) ?? .null).description }
+    static func json(_ value: some Encodable) -> String {
+        ((try? JSONValueEncoder().encode(value)) ?? .null).description
+    }
 
     private static func write(_ fd: Int32, _ s: String) { FileIO.writeAll(fd, Array(s.utf8)) }
 

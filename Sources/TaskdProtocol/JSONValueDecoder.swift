@@ -67,7 +67,8 @@ private struct Reader: Decoder, SingleValueDecodingContainer {
         if rejectsUnknownKeys, members.keys.contains(where: { Key(stringValue: $0) == nil }) {
             let unknown = members.keys.sorted().first { Key(stringValue: $0) == nil }!
             throw DecodingError.dataCorrupted(
-                .init(codingPath: codingPath + [JSONCodingKey(stringValue: unknown)], debugDescription: "unknown member"))
+                .init(
+                    codingPath: codingPath + [JSONCodingKey(stringValue: unknown)], debugDescription: "unknown member"))
         }
         return KeyedDecodingContainer(KeyedReader<Key>(members: members, codingPath: codingPath))
     }

@@ -1,7 +1,7 @@
 import Synchronization
+import TaskdControl
 import TaskdIO
 import TaskdProtocol
-import TaskdControl
 import Testing
 
 #if canImport(Glibc)

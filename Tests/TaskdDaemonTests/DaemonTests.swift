@@ -63,7 +63,8 @@ final class DaemonFixture {
     ) {
         var parameters: [String: JSONValue] = ["target": .string(target)]
         if let payload { parameters["payload"] = payload }
-        let replies = await call(VarlinkCall(method: SchedulerInterface.Wake.name, parameters: parameters, more: follow))
+        let replies = await call(
+            VarlinkCall(method: SchedulerInterface.Wake.name, parameters: parameters, more: follow))
         let (later, continuation) = AsyncThrowingStream.makeStream(of: [RunInfo].self, throwing: (any Error).self)
         let first = await withCheckedContinuation { (first: CheckedContinuation<VarlinkReply, Never>) in
             Task {

@@ -35,7 +35,9 @@ struct VarlinkMessageTests {
         #expect(try Self.roundTrip(status) == status)
         let reload = SchedulerInterface.Reload.Reply(added: ["a:x"], removed: [], changed: ["b:y"], unchanged: 4)
         #expect(try Self.roundTrip(reload) == reload)
-        #expect(try Self.roundTrip(TaskNamesReply(tasks: ["processing:sync"])) == TaskNamesReply(tasks: ["processing:sync"]))
+        #expect(
+            try Self.roundTrip(TaskNamesReply(tasks: ["processing:sync"])) == TaskNamesReply(tasks: ["processing:sync"])
+        )
         let why = SchedulerInterface.Why.Reply(
             task: "processing:sync",
             reasons: [WhyReasonInfo(code: "paused", text: "paused by hand", atUSec: 12, messageId: "ab")])

@@ -34,7 +34,8 @@ extension ControlService {
                 call.reply(.init(runs: try scheduler.cancel(target: p.target, peer: call.peer)))
             },
             Row(SchedulerInterface.Pause.self) { p, call, scheduler in
-                let tasks = try scheduler.pause(target: p.target, until: p.untilUSec, note: p.note ?? "", peer: call.peer)
+                let tasks = try scheduler.pause(
+                    target: p.target, until: p.untilUSec, note: p.note ?? "", peer: call.peer)
                 call.reply(.init(tasks: tasks))
             },
             Row(SchedulerInterface.Resume.self) { p, call, scheduler in
@@ -57,8 +58,10 @@ extension ControlService {
 
     /// The IDL of each interface served.
     static var descriptions: [String: String] {
-        [SchedulerInterface.name: SchedulerInterface.description,
-         VarlinkServiceInterface.name: VarlinkServiceInterface.description]
+        [
+            SchedulerInterface.name: SchedulerInterface.description,
+            VarlinkServiceInterface.name: VarlinkServiceInterface.description,
+        ]
     }
 
     /// Starts the runs (or joins them); with `more`, follows them to their ends.

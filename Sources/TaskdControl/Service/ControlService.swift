@@ -44,10 +44,12 @@ public struct ControlService<Scheduler: SchedulerControl>: Sendable {
     static func unknown(_ method: String) -> VarlinkError {
         let interface = method.split(separator: ".").dropLast().joined(separator: ".")
         if interface == SchedulerInterface.name || interface == VarlinkServiceInterface.name {
-            return VarlinkError(VarlinkServiceInterface.methodNotFound, ["method": .string(method)], rejection: "no such method")
+            return VarlinkError(
+                VarlinkServiceInterface.methodNotFound, ["method": .string(method)], rejection: "no such method")
         }
         return VarlinkError(
-            VarlinkServiceInterface.interfaceNotFound, ["interface": .string(interface)], rejection: "no such interface")
+            VarlinkServiceInterface.interfaceNotFound, ["interface": .string(interface)], rejection: "no such interface"
+        )
     }
 
     /// Answers a call that failed with the error its interface names.

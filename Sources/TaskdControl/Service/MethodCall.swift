@@ -20,7 +20,9 @@ public struct MethodCall<Reply: VarlinkReplyParameters>: Sendable {
         do {
             channel.send(VarlinkReply(encodedParameters: try reply.encodedParameters(), continues: continues))
         } catch {
-            fail(VarlinkError(SchedulerInterface.invalidRequest, ["reason": .string("cannot encode the reply: \(error)")]))
+            fail(
+                VarlinkError(
+                    SchedulerInterface.invalidRequest, ["reason": .string("cannot encode the reply: \(error)")]))
         }
     }
 
