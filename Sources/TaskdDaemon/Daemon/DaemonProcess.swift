@@ -140,6 +140,8 @@ package struct DaemonProcess: Sendable {
             )
         }
 
+        // Replies of megabytes (List, Metrics) are mmapped blocks, given back once written.
+        MallocArenas.keepLargeBlocksMapped()
         let server: ControlSocketServer
         do {
             let refusals = RefusalReporter(journal: journal)
