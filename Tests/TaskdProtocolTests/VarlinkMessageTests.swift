@@ -75,6 +75,27 @@ struct VarlinkMessageTests {
         #expect(NoParameters().encodedParameters == [:])
     }
 
+    @Test("Wake's parameters read by hand are what the generic decoder reads, and refuse what it refuses")
+    func wakeByHand() {
+        typealias P = SchedulerInterface.Wake.Parameters
+        let cases: [[String: JSONValue]] = [
+            ["target": "x"], ["target": "x", "id": "7", "payload": .object(["a": 1]), "followRetries": false],
+            ["target": "x", "id": .null, "payload": .null, "followRetries": .null], [:], ["target": 5],
+            ["target": ""], ["target": .null], ["target": "x", "zz": 1, "bogus": 2], ["target": "x", "id": 7],
+            ["target": "x", "payload": "text"], ["target": "x", "payload": .array([])],
+            ["target": "x", "followRetries": 1],
+        ]
+        for parameters in cases {
+            /// The parameters read, or the name of the one refused.
+            func read(_ body: () throws(ParameterError) -> P) -> String {
+                do { return "\(try body())" } catch { return "refused " + error.name }
+            }
+            #expect(
+                read { () throws(ParameterError) in try P(parameters: parameters) }
+                    == read { () throws(ParameterError) in try P(decoding: parameters) }, "\(parameters)")
+        }
+    }
+
     @Test("a bad parameter is named: unknown, missing, of the wrong type, null, empty or out of range")
     func badParameters() {
         func name<P: VarlinkParameters>(_ type: P.Type, _ parameters: [String: JSONValue]) -> String? {
