@@ -40,24 +40,29 @@ let package = Package(
         .target(name: "TaskScheduling", dependencies: ["CTaskdShim"]),
         // Unit-file syntax → task definitions, with file:line diagnostics.
         .target(name: "TaskdConfig", dependencies: ["TaskScheduling", "TaskdIO"]),
-        // JSON, Varlink framing, the IDL and a blocking client (no libsystemd: taskctl links it).
-        .target(
-            name: "TaskdProtocol", dependencies: ["TaskScheduling"],
-            exclude: ["io.taskd.Scheduler.varlink"]),
+        // JSON, Varlink framing, the IDL, every method's typed parameters and replies, and a blocking
+        // client (no libsystemd: taskctl links it; the server frames with the same code).
+        .target(name: "TaskdProtocol", dependencies: ["TaskScheduling"]),
         // Running handlers: commands (posix_spawn, process groups, signals) and output capture.
         .target(name: "TaskRuntime", dependencies: ["TaskScheduling", "CTaskdShim", "TaskdIO"]),
-        // journald (and its queue), sd_notify, listen fds, the Unix socket server, signals, clock changes.
-        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "TaskdProtocol", "TaskdIO"]),
+        // journald (and its queue), sd_notify, signals, clock changes.
+        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "TaskdIO"]),
         // The machine: power supplies, logind (sleep, inhibitors, idleness), the network, free space
         // and pressure, as the task conditions need them; one event type; a manual one for tests.
         .target(name: "TaskdMachine", dependencies: ["TaskScheduling", "CTaskdBus", "CTaskdShim", "TaskdIO"]),
+        // The control plane: the Unix socket server (listen fds, peer credentials, limits, reply
+        // order) and the service that answers its calls through a method table, driving any
+        // `SchedulerControl` (the daemon conforms) without depending on it.
+        .target(
+            name: "TaskdControl",
+            dependencies: ["CSystemd", "CTaskdShim", "TaskdIO", "TaskdProcess", "TaskdProtocol", "TaskScheduling"]),
         // The daemon: the orchestrator that performs the scheduler's actions, the control service,
         // the state folder and the journal's events.
         .target(
             name: "TaskdDaemon",
             dependencies: [
                 "TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdMachine",
-                "TaskdIO", "TaskdProcess",
+                "TaskdControl", "TaskdIO", "TaskdProcess",
             ]),
         // The public API an app imports: backgroundTask(_:action:) and run().
         .target(name: "Taskd", dependencies: ["TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdIO"]),
@@ -94,11 +99,13 @@ let package = Package(
         .testTarget(name: "TaskdProcessTests", dependencies: ["TaskdProcess"]),
         .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime"]),
         .testTarget(name: "TaskdMachineTests", dependencies: ["TaskdMachine", "TaskScheduling", "TaskdIO"]),
-        .testTarget(name: "TaskdSystemTests", dependencies: ["TaskdSystem", "TaskdIO", "TaskdProtocol"]),
+        .testTarget(name: "TaskdSystemTests", dependencies: ["TaskdSystem", "TaskdIO"]),
+        .testTarget(
+            name: "TaskdControlTests", dependencies: ["TaskdControl", "TaskdIO", "TaskdProtocol", "TaskScheduling"]),
         .testTarget(
             name: "TaskdDaemonTests",
             dependencies: [
-                "TaskdDaemon", "TaskdSystem", "TaskdMachine", "TaskdIO", "TaskdConfig", "TaskdProtocol",
+                "TaskdDaemon", "TaskdSystem", "TaskdMachine", "TaskdControl", "TaskdIO", "TaskdConfig", "TaskdProtocol",
                 "TaskScheduling",
             ]),
         .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdDaemon", "TaskdTesting"]),

@@ -500,6 +500,30 @@ class Bench:
         self.record(f"metrics scrape, {count:,} tasks ({size / 1e6:.1f} MB)", "ms", times, goal="≤ 50 ms",
                     check=lambda r: r["taskd"]["median"] <= 50e6)
 
+    def memory_after_replies(self):
+        """10,000 command tasks (OnStartupSec= + OnUnitActiveSec=): taskd's resident memory at rest,
+        then after `taskctl list`, `taskctl list --json` and metrics scrapes, each twice. Replies of
+        megabytes must give their memory back: the goal is at most 2 MiB over the resting figure."""
+        count = self.n(10_000, 1000)
+        tasks = {f"s{i}.task": f"[Task]\nKind=processing\n[Timer]\nOnStartupSec={3600 + i}\nOnUnitActiveSec=15min\n"
+                               f"[Exec]\nExecStart=/bin/true\n" for i in range(count)}
+        p, sock, _ = self.daemon("replies", tasks, binary="taskd")
+        time.sleep(self.n(1, 0.2))  # let start-up work settle before counting
+        rest = self.rss_kb(p.pid) / 1024
+        taskctl = str(self.release / "taskctl")
+        metrics = json.dumps({"method": "io.taskd.Scheduler.Metrics", "parameters": {}})
+        for _ in range(2):
+            for argv in (["list"], ["list", "--json"], ["metrics"]):
+                subprocess.run([taskctl, "--socket", sock] + argv, stdout=subprocess.DEVNULL, check=True)
+            self.varlink(sock, metrics)
+        time.sleep(self.n(0.5, 0.1))  # the last connection's close is seen
+        after = self.rss_kb(p.pid) / 1024
+        self.stop(p)
+        self.record(f"resident memory after list, list --json, metrics, {count:,} tasks", "MiB",
+                    {"median": after, "p99": None, "n": 1}, {"median": rest, "p99": None, "n": 1},
+                    floor_name="the same taskd at rest, before them", goal="≤ rest + 2 MiB",
+                    check=lambda r: r["taskd"]["median"] <= rest + 2)
+
     @staticmethod
     def varlink(path, request):
         """One Varlink call on a fresh connection; the reply's bytes."""
@@ -533,7 +557,8 @@ def main():
     parser.add_argument("--peer-python")
     parser.add_argument("--json", default="bench-results.json")
     parser.add_argument("--smoke", action="store_true")
-    scenarios = ["wake_latency", "timer_lateness", "idle_and_memory", "sustained", "metrics_scrape", "startup"]
+    scenarios = ["wake_latency", "timer_lateness", "idle_and_memory", "memory_after_replies", "sustained",
+                 "metrics_scrape", "startup"]
     parser.add_argument("--only", choices=scenarios, action="append",
                         help="run just this scenario (repeatable); the default is all of them")
     args = parser.parse_args()

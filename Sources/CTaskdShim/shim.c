@@ -256,6 +256,12 @@ int taskd_limit_malloc_arenas(int limit) {
     return mallopt(M_ARENA_MAX, limit) == 1;
 }
 
+int taskd_fix_mmap_threshold(int bytes) {
+    const char *tunables = getenv("GLIBC_TUNABLES");
+    if (getenv("MALLOC_MMAP_THRESHOLD_") || (tunables && strstr(tunables, "mmap_threshold"))) return 0;
+    return mallopt(M_MMAP_THRESHOLD, bytes) == 1;
+}
+
 #include <sys/xattr.h>
 long taskd_getxattr(const char *path, const char *name, void *value, unsigned long size) {
     return (long)getxattr(path, name, value, size);

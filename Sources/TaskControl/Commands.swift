@@ -7,39 +7,57 @@ import TaskdProtocol
 
 /// taskctl's commands: each calls the daemon and prints text or JSON.
 enum Commands {
-    static func call(
-        _ socket: String, _ method: String, _ parameters: [String: JSONValue] = [:], more: Bool = false,
-        onReply: (VarlinkReply) -> Void = { _ in }
-    ) throws(Failure) -> VarlinkReply {
+    /// Calls `method` and decodes its reply (each one, with `more`, handed to `onReply` with whether
+    /// more follow); an error reply is a `Failure`.
+    @discardableResult
+    static func call<Method: VarlinkMethod>(
+        _ socket: String, _ method: Method.Type, _ parameters: Method.Parameters, more: Bool = false,
+        onReply: (Method.Reply, _ continues: Bool) -> Void = { _, _ in }
+    ) throws(Failure) -> Method.Reply {
+        var malformed: String?
+        func decode(_ reply: VarlinkReply) -> Method.Reply? {
+            do {
+                return try Method.Reply(parameters: reply.parameters)
+            } catch {
+                malformed = "taskd sent a malformed \(Method.name) reply: \(JSONValueDecoder.describe(error))"
+                return nil
+            }
+        }
         let reply: VarlinkReply
         do {
             let client = try VarlinkClient(path: socket)
-            reply = try client.call(VarlinkCall(method: method, parameters: parameters, more: more), onReply: onReply)
+            let call = VarlinkCall(method: Method.name, parameters: parameters.encodedParameters, more: more)
+            reply = try client.call(call) { reply in
+                guard reply.error == nil, malformed == nil, let decoded = decode(reply) else { return }
+                onReply(decoded, reply.continues)
+            }
         } catch {
             if case .notPermitted = error { throw Failure(code: .permissionDenied, message: error.description) }
             throw Failure(code: .unreachable, message: error.description)
         }
-        guard let name = reply.error else { return reply }
-        throw failure(name, reply.parameters)
+        if let name = reply.error { throw failure(name, reply.parameters) }
+        guard malformed == nil, let decoded = decode(reply) else {
+            throw Failure(code: .unreachable, message: malformed ?? "taskd sent a malformed reply")
+        }
+        return decoded
     }
 
-    static func failure(_ name: String, _ p: [String: JSONValue]) -> Failure {
-        func list(_ key: String) -> String {
-            (p[key]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
-        }
-        let target = p["target"]?.stringValue ?? ""
+    static func failure(_ name: String, _ parameters: [String: JSONValue]) -> Failure {
+        let p = SchedulerErrorParameters(parameters: parameters)
+        func list(_ names: [String]?) -> String { (names ?? []).joined(separator: ", ") }
+        let target = p.target ?? ""
         switch name {
         case SchedulerInterface.noSuchTask:
-            let known = list("known")
+            let known = list(p.known)
             return Failure(
                 code: .noSuchTask,
                 message: "no task matches '\(target)'; known tasks: \(known.isEmpty ? "(none)" : known)")
         case SchedulerInterface.ambiguousTarget:
-            return Failure(code: .noSuchTask, message: "'\(target)' is ambiguous; it matches \(list("matches"))")
+            return Failure(code: .noSuchTask, message: "'\(target)' is ambiguous; it matches \(list(p.matches))")
         case SchedulerInterface.permissionDenied:
-            return Failure(code: .permissionDenied, message: "permission denied: \(p["reason"]?.stringValue ?? "")")
+            return Failure(code: .permissionDenied, message: "permission denied: \(p.reason ?? "")")
         case SchedulerInterface.invalidConfiguration:
-            let errors = (p["errors"]?.arrayValue ?? []).compactMap(\.stringValue)
+            let errors = p.errors ?? []
             return Failure(
                 code: .runDidNotComplete,
                 message: "reload refused; the running configuration stays:\n" + errors.joined(separator: "\n"))
@@ -47,33 +65,33 @@ enum Commands {
             return Failure(code: .unreachable, message: "taskd is shutting down")
         case SchedulerInterface.tooManyConnections:
             return Failure(
-                code: .unreachable, message: "taskd refused the connection: \(p["reason"]?.stringValue ?? "")")
+                code: .unreachable, message: "taskd refused the connection: \(p.reason ?? "")")
         default:
-            return Failure(code: .usage, message: "taskd refused the request: \(name) \(JSONValue.object(p))")
+            return Failure(code: .usage, message: "taskd refused the request: \(name) \(JSONValue.object(parameters))")
         }
     }
 
     static func wake(
-        _ parameters: [String: JSONValue], wait: Bool, json: Bool, events: Bool = false, socket: String
+        _ parameters: SchedulerInterface.Wake.Parameters, wait: Bool, json: Bool, events: Bool = false, socket: String
     ) throws(Failure) -> ExitCode {
         var shown: [String: RunState] = [:]
         let live = LiveLine(enabled: wait && !json && !events && isatty(1) == 1)
-        let reply = try call(socket, SchedulerInterface.wake, parameters, more: wait) { reply in
-            guard wait, reply.error == nil else { return }
+        let reply = try call(socket, SchedulerInterface.Wake.self, parameters, more: wait) { reply, continues in
+            guard wait else { return }
             if events {
-                let runs = JSONValue.array(runs(reply).map(\.json))
-                Terminal.out(JSONValue.object(["runs": runs, "final": .bool(!reply.continues)]).description)
+                let runs = JSONValue.array(reply.runs.map(\.json))
+                Terminal.out(JSONValue.object(["runs": runs, "final": .bool(!continues)]).description)
                 return
             }
             guard !json else { return }
-            for run in runs(reply) where shown[run.runId] != run.state {
+            for run in reply.runs where shown[run.runId] != run.state {
                 if shown[run.runId] == nil || run.hasEnded { live.print(describe(run)) }
                 shown[run.runId] = run.state
             }
-            live.show(runs(reply).filter { !$0.hasEnded }.compactMap(progressLine).joined(separator: "; "))
+            live.show(reply.runs.filter { !$0.hasEnded }.compactMap(progressLine).joined(separator: "; "))
         }
         live.print(nil)
-        let final = runs(reply)
+        let final = reply.runs
         if events {
             // Every reply was printed as it came.
         } else if json {
@@ -84,10 +102,6 @@ enum Commands {
         if final.contains(where: { $0.disposition == .refused }) { return .runDidNotComplete }
         if wait && !final.allSatisfy({ $0.state == .completed }) { return .runDidNotComplete }
         return .success
-    }
-
-    static func runs(_ reply: VarlinkReply) -> [RunInfo] {
-        (reply.parameters["runs"]?.arrayValue ?? []).compactMap(RunInfo.init(json:))
     }
 
     /// A running run's progress and status, `appRefresh: 3/250 (1%), fetching page 4`; nil without any.
@@ -149,8 +163,7 @@ enum Commands {
     static func list(failed: Bool = false, overdue: Bool = false, json: Bool, socket: String) throws(Failure)
         -> ExitCode
     {
-        let reply = try call(socket, SchedulerInterface.list)
-        let tasks = (reply.parameters["tasks"]?.arrayValue ?? []).compactMap(TaskInfo.init(json:)).filter { t in
+        let tasks = try call(socket, SchedulerInterface.List.self, NoParameters()).tasks.filter { t in
             let lastFailed = [.failed, .expired, .killed].contains(t.last?.state)
             return (!failed || t.consecutiveFailures > 0 || lastFailed) && (!overdue || t.overdue)
         }
@@ -184,10 +197,7 @@ enum Commands {
     }
 
     static func status(_ name: String, json: Bool, socket: String) throws(Failure) -> ExitCode {
-        let reply = try call(socket, SchedulerInterface.status, ["name": .string(name)])
-        guard let task = reply.parameters["task"].flatMap(TaskInfo.init(json:)) else {
-            throw Failure(code: .unreachable, message: "taskd sent a malformed Status reply")
-        }
+        let task = try call(socket, SchedulerInterface.Status.self, .init(name: name)).task
         if json {
             Terminal.out(task.json.description)
             return .success
@@ -236,51 +246,46 @@ enum Commands {
     static func pause(_ target: String, until: UInt64?, note: String?, json: Bool, socket: String) throws(Failure)
         -> ExitCode
     {
-        var parameters: [String: JSONValue] = ["target": .string(target)]
-        if let until { parameters["untilUSec"] = .int(Int64(clamping: until)) }
-        if let note { parameters["note"] = .string(note) }
-        let tasks = try call(socket, SchedulerInterface.pause, parameters).parameters["tasks"]?.arrayValue ?? []
+        let parameters = SchedulerInterface.Pause.Parameters(target: target, untilUSec: until, note: note)
+        let tasks = try call(socket, SchedulerInterface.Pause.self, parameters).tasks
         if json {
-            Terminal.out(JSONValue.array(tasks).description)
+            Terminal.out(JSONValue.array(tasks.map { .string($0) }).description)
         } else {
             let until = until.map { " until \(Terminal.time($0))" } ?? " until taskctl resume"
-            for task in tasks { Terminal.out("\(task.stringValue ?? ""): paused\(until)") }
+            for task in tasks { Terminal.out("\(task): paused\(until)") }
         }
         return .success
     }
 
     static func resume(_ target: String, json: Bool, socket: String) throws(Failure) -> ExitCode {
-        let tasks =
-            try call(socket, SchedulerInterface.resume, ["target": .string(target)]).parameters["tasks"]?
-            .arrayValue ?? []
+        let tasks = try call(socket, SchedulerInterface.Resume.self, .init(target: target)).tasks
         if json {
-            Terminal.out(JSONValue.array(tasks).description)
+            Terminal.out(JSONValue.array(tasks.map { .string($0) }).description)
         } else if tasks.isEmpty {
             Terminal.out("\(target): nothing was paused")
         } else {
-            for task in tasks { Terminal.out("\(task.stringValue ?? ""): resumed") }
+            for task in tasks { Terminal.out("\(task): resumed") }
         }
         return .success
     }
 
     static func why(_ name: String, json: Bool, socket: String) throws(Failure) -> ExitCode {
-        let reply = try call(socket, SchedulerInterface.why, ["name": .string(name)])
+        let reply = try call(socket, SchedulerInterface.Why.self, .init(name: name))
         if json {
-            Terminal.out(JSONValue.object(reply.parameters).description)
+            Terminal.out(Terminal.json(reply))
             return .success
         }
-        var lines = ["\(reply.parameters["task"]?.stringValue ?? name):"]
-        for reason in reply.parameters["reasons"]?.arrayValue ?? [] {
-            let id = reason["messageId"]?.stringValue.map { "  [MESSAGE_ID=\($0)]" } ?? ""
-            lines.append("  \(reason["text"]?.stringValue ?? "")\(id)")
+        var lines = ["\(reply.task):"]
+        for reason in reply.reasons {
+            let id = reason.messageId.map { "  [MESSAGE_ID=\($0)]" } ?? ""
+            lines.append("  \(reason.text)\(id)")
         }
         Terminal.out(lines.joined(separator: "\n"))
         return .success
     }
 
     static func metrics(socket: String) throws(Failure) -> ExitCode {
-        let reply = try call(socket, SchedulerInterface.metrics)
-        Terminal.raw(reply.parameters["text"]?.stringValue ?? "")
+        Terminal.raw(try call(socket, SchedulerInterface.Metrics.self, NoParameters()).text)
         return .success
     }
 
@@ -297,9 +302,7 @@ enum Commands {
     }
 
     static func history(_ name: String, limit: Int?, json: Bool, socket: String) throws(Failure) -> ExitCode {
-        var parameters: [String: JSONValue] = ["name": .string(name)]
-        if let limit { parameters["limit"] = .int(Int64(limit)) }
-        let runs = runs(try call(socket, SchedulerInterface.history, parameters))
+        let runs = try call(socket, SchedulerInterface.History.self, .init(name: name, limit: limit)).runs
         if json {
             Terminal.out(JSONValue.array(runs.map(\.json)).description)
             return .success
@@ -324,13 +327,12 @@ enum Commands {
     }
 
     static func reload(json: Bool, socket: String) throws(Failure) -> ExitCode {
-        let reply = try call(socket, SchedulerInterface.reload)
+        let reply = try call(socket, SchedulerInterface.Reload.self, NoParameters())
         if json {
-            Terminal.out(JSONValue.object(reply.parameters).description)
+            Terminal.out(Terminal.json(reply))
             return .success
         }
-        func names(_ key: String) -> [String] { (reply.parameters[key]?.arrayValue ?? []).compactMap(\.stringValue) }
-        let (added, removed, changed) = (names("added"), names("removed"), names("changed"))
+        let (added, removed, changed) = (reply.added, reply.removed, reply.changed)
         if added.isEmpty && removed.isEmpty && changed.isEmpty {
             Terminal.out("Configuration reloaded; no task changed.")
         } else {
@@ -343,7 +345,7 @@ enum Commands {
     }
 
     static func cancel(_ target: String, json: Bool, socket: String) throws(Failure) -> ExitCode {
-        let cancelled = runs(try call(socket, SchedulerInterface.cancel, ["target": .string(target)]))
+        let cancelled = try call(socket, SchedulerInterface.Cancel.self, .init(target: target)).runs
         if json {
             Terminal.out(JSONValue.array(cancelled.map(\.json)).description)
         } else if cancelled.isEmpty {

@@ -192,17 +192,17 @@ public enum Taskctl {
         switch command {
         case "wake":
             try args.check(allowed: ["--id", "--payload", "--wait", "--events", "--no-follow-retries"])
-            var parameters: [String: JSONValue] = ["target": .string(try one("TARGET"))]
+            var parameters = SchedulerInterface.Wake.Parameters(target: try one("TARGET"))
             if args.flags.contains("--no-follow-retries") {
                 guard args.flags.contains("--wait") else { throw UsageError("--no-follow-retries goes with --wait") }
-                parameters["followRetries"] = false
+                parameters.followRetries = false
             }
-            if let id = args.options["--id"] { parameters["id"] = .string(id) }
+            parameters.id = args.options["--id"]
             if let text = args.options["--payload"] {
-                guard let payload = try? JSONParser.parse(text), case .object = payload else {
+                guard let payload = try? JSONParser.parse(text), case .object(let members) = payload else {
                     throw UsageError("--payload must be a JSON object, such as '{\"city\": \"Paris\"}'")
                 }
-                parameters["payload"] = payload
+                parameters.payload = members
             }
             let events = args.flags.contains("--events")
             if events && !args.flags.contains("--wait") { throw UsageError("--events follows the runs: add --wait") }

@@ -1,5 +1,6 @@
 import TaskScheduling
 import TaskdIO
+import TaskdProtocol
 
 #if canImport(Glibc)
     import Glibc
@@ -11,6 +12,10 @@ enum Terminal {
     static func err(_ s: String) { write(2, s + "\n") }
     /// `s` as it is, no newline (a live line).
     static func raw(_ s: String) { write(1, s) }
+    /// A reply as JSON text, for `--json`.
+    static func json(_ value: some Encodable) -> String {
+        ((try? JSONValueEncoder().encode(value)) ?? .null).description
+    }
 
     private static func write(_ fd: Int32, _ s: String) { FileIO.writeAll(fd, Array(s.utf8)) }
 

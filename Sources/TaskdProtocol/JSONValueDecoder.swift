@@ -5,9 +5,13 @@
 public struct JSONValueDecoder: Sendable {
     public init() {}
 
-    /// `T` decoded from `value`.
-    public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        try T(from: Reader(value: value, codingPath: []))
+    /// `T` decoded from `value`. With `rejectingUnknownKeys`, a member of the top-level object that
+    /// `T` does not name throws `DecodingError.dataCorrupted` at that member's path (for a Varlink
+    /// call's parameters, where an unknown name is an error, not something to ignore).
+    public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, rejectingUnknownKeys: Bool = false)
+        throws -> T
+    {
+        try T(from: Reader(value: value, codingPath: [], rejectsUnknownKeys: rejectingUnknownKeys))
     }
 
     /// `T` decoded from JSON text; text that does not parse throws `DecodingError.dataCorrupted`.
@@ -54,10 +58,18 @@ public struct JSONValueDecoder: Sendable {
 private struct Reader: Decoder, SingleValueDecodingContainer {
     let value: JSONValue
     let codingPath: [any CodingKey]
+    /// Whether an object member its keyed container's `Key` does not name is an error (only at the top).
+    var rejectsUnknownKeys = false
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = value else { throw mismatch([String: JSONValue].self, "an object") }
+        if rejectsUnknownKeys, members.keys.contains(where: { Key(stringValue: $0) == nil }) {
+            let unknown = members.keys.sorted().first { Key(stringValue: $0) == nil }!
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: codingPath + [JSONCodingKey(stringValue: unknown)], debugDescription: "unknown member"))
+        }
         return KeyedDecodingContainer(KeyedReader<Key>(members: members, codingPath: codingPath))
     }
 
@@ -137,7 +149,10 @@ private struct Reader: Decoder, SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try T(from: self) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        if T.self == JSONValue.self { return value as! T }  // a `JSONValue` member, as it is
+        return try T(from: self)
+    }
 }
 
 /// An object's members, by key.

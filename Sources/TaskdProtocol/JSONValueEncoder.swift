@@ -118,7 +118,10 @@ private struct Writer: Encoder, SingleValueEncodingContainer {
     func encode(_ value: UInt16) throws { try integer(value) }
     func encode(_ value: UInt32) throws { try integer(value) }
     func encode(_ value: UInt64) throws { try integer(value) }
-    func encode<T: Encodable>(_ value: T) throws { try value.encode(to: self) }
+    func encode<T: Encodable>(_ value: T) throws {
+        if T.self == JSONValue.self { return set(value as! JSONValue) }  // a `JSONValue` member, as it is
+        try value.encode(to: self)
+    }
 }
 
 /// An object's members, by key.

@@ -1,18 +1,8 @@
-/// The `io.taskd.Scheduler` Varlink interface: its name, IDL text, methods and errors.
-/// `io.taskd.Scheduler.varlink` beside this file holds the same text; a test keeps them equal.
+/// The `io.taskd.Scheduler` Varlink interface: its name, its errors, and its IDL, written here
+/// only (`GetInterfaceDescription` returns it; docs/control-protocol.md describes it). Each method
+/// is a `VarlinkMethod` beside it (`SchedulerInterface.Wake`, …) with its parameters and reply.
 public enum SchedulerInterface {
     public static let name = "io.taskd.Scheduler"
-
-    public static let wake = name + ".Wake"
-    public static let list = name + ".List"
-    public static let status = name + ".Status"
-    public static let cancel = name + ".Cancel"
-    public static let history = name + ".History"
-    public static let reload = name + ".Reload"
-    public static let pause = name + ".Pause"
-    public static let resume = name + ".Resume"
-    public static let why = name + ".Why"
-    public static let metrics = name + ".Metrics"
 
     public static let noSuchTask = name + ".NoSuchTask"
     public static let ambiguousTarget = name + ".AmbiguousTarget"

@@ -65,28 +65,37 @@ public struct TaskInfo: Hashable, Sendable {
     /// True while paused.
     public var paused: Bool { pausedSinceUSec != nil }
 
-    public var json: JSONValue {
-        var o: [String: JSONValue] = [
-            "name": .string(name), "kind": .string(kind), "description": .string(description),
-            "handler": .string(handler), "budgetUSec": .int(Int64(budgetUSec)),
-            "cancelGraceUSec": .int(Int64(cancelGraceUSec)), "overlap": .string(overlap),
-            "maxAttempts": .int(Int64(maxAttempts)), "queue": .array(queue.map(\.json)),
-            "recent": .array(recent.map(\.json)),
-        ]
-        if let current { o["current"] = current.json }
-        if let last { o["last"] = last.json }
-        if let retryAttempt { o["retryAttempt"] = .int(Int64(retryAttempt)) }
-        if let retryDueUSec { o["retryDueUSec"] = .int(Int64(retryDueUSec)) }
-        if let nextElapseUSec { o["nextElapseUSec"] = .int(Int64(nextElapseUSec)) }
-        if let lastTriggerUSec { o["lastTriggerUSec"] = .int(Int64(lastTriggerUSec)) }
-        if let lastSuccessUSec { o["lastSuccessUSec"] = .int(Int64(lastSuccessUSec)) }
-        o["consecutiveFailures"] = .int(Int64(consecutiveFailures))
-        o["overdue"] = .bool(overdue)
-        o["paused"] = .bool(paused)
-        if let pausedSinceUSec { o["pausedSinceUSec"] = .int(Int64(pausedSinceUSec)) }
-        if let pausedUntilUSec { o["pausedUntilUSec"] = .int(Int64(pausedUntilUSec)) }
-        if let pauseNote { o["pauseNote"] = .string(pauseNote) }
-        return .object(o)
+    /// The task as a JSON value (taskctl's `--json`): `encodedJSON` read back.
+    public var json: JSONValue { (try? JSONParser.parse(encodedJSON)) ?? .null }
+
+    /// The task's JSON text, its one encoder, members in sorted order as `JSONValue` prints them:
+    /// written directly, as `List` writes 10,000 of them.
+    public var encodedJSON: [UInt8] {
+        var o = JSONObjectWriter()
+        o.int("budgetUSec", budgetUSec)
+        o.int("cancelGraceUSec", cancelGraceUSec)
+        o.int("consecutiveFailures", Int64(consecutiveFailures))
+        if let current { o.json("current", current.encodedJSON) }
+        o.string("description", description)
+        o.string("handler", handler)
+        o.string("kind", kind)
+        if let last { o.json("last", last.encodedJSON) }
+        o.int("lastSuccessUSec", lastSuccessUSec)
+        o.int("lastTriggerUSec", lastTriggerUSec)
+        o.int("maxAttempts", Int64(maxAttempts))
+        o.string("name", name)
+        o.int("nextElapseUSec", nextElapseUSec)
+        o.bool("overdue", overdue)
+        o.string("overlap", overlap)
+        o.string("pauseNote", pauseNote)
+        o.bool("paused", paused)
+        o.int("pausedSinceUSec", pausedSinceUSec)
+        o.int("pausedUntilUSec", pausedUntilUSec)
+        o.json("queue", JSONObjectWriter.array(queue.map(\.encodedJSON)))
+        o.json("recent", JSONObjectWriter.array(recent.map(\.encodedJSON)))
+        o.int("retryAttempt", retryAttempt.map { Int64($0) })
+        o.int("retryDueUSec", retryDueUSec)
+        return o.finish()
     }
 
     public init?(json: JSONValue) {

@@ -1,6 +1,7 @@
 import TaskScheduling
 import TaskdConfig
 import TaskdSystem
+import TaskdProtocol
 import Testing
 
 @testable import TaskdDaemon

@@ -1,5 +1,6 @@
 import Foundation
 import TaskScheduling
+import TaskdControl
 import TaskdIO
 import TaskdMachine
 import TaskdProtocol
@@ -65,7 +66,8 @@ final class DaemonFixture {
     ) {
         var parameters: [String: JSONValue] = ["target": .string(target)]
         if let payload { parameters["payload"] = payload }
-        let replies = await call(VarlinkCall(method: SchedulerInterface.wake, parameters: parameters, more: follow))
+        let replies = await call(
+            VarlinkCall(method: SchedulerInterface.Wake.name, parameters: parameters, more: follow))
         let (later, continuation) = AsyncThrowingStream.makeStream(of: [RunInfo].self, throwing: (any Error).self)
         let first = await withCheckedContinuation { (first: CheckedContinuation<VarlinkReply, Never>) in
             Task {
@@ -189,23 +191,24 @@ struct DaemonTests {
     @Test("List, Status and Cancel answer at once through the service; an unknown method and interface are named")
     func otherMethods() async throws {
         let f = await DaemonFixture([DaemonFixture.command("slow", ["/bin/sleep", "30"])])
+        /// The call's one reply, as a client reads it off the wire.
         func only(_ call: VarlinkCall) async -> VarlinkReply? {
             var replies: [VarlinkReply] = []
             for await reply in await f.call(call) { replies.append(reply) }
-            return replies.count == 1 ? replies[0] : nil
+            return replies.count == 1 ? try? VarlinkReply(message: replies[0].encoded) : nil
         }
-        let list = await only(VarlinkCall(method: SchedulerInterface.list))
+        let list = await only(VarlinkCall(method: SchedulerInterface.List.name))
         #expect(list?.parameters["tasks"]?.arrayValue?.count == 1)
         let (runs, _) = try await f.wake("slow")
-        let status = await only(VarlinkCall(method: SchedulerInterface.status, parameters: ["name": "slow"]))
+        let status = await only(VarlinkCall(method: SchedulerInterface.Status.name, parameters: ["name": "slow"]))
         #expect(status?.parameters["task"]?["current"]?["runId"]?.stringValue == runs[0].runId)
-        let cancel = await only(VarlinkCall(method: SchedulerInterface.cancel, parameters: ["target": "slow"]))
+        let cancel = await only(VarlinkCall(method: SchedulerInterface.Cancel.name, parameters: ["target": "slow"]))
         #expect(try cancel.map(DaemonFixture.runs)?.map(\.runId) == [runs[0].runId])
         let noMethod = await only(VarlinkCall(method: SchedulerInterface.name + ".Nope"))
         #expect(noMethod?.error == VarlinkServiceInterface.methodNotFound)
         let noInterface = await only(VarlinkCall(method: "com.example.Nope"))
         #expect(noInterface?.error == VarlinkServiceInterface.interfaceNotFound)
-        let badParameter = await only(VarlinkCall(method: SchedulerInterface.status, parameters: ["nom": "slow"]))
+        let badParameter = await only(VarlinkCall(method: SchedulerInterface.Status.name, parameters: ["nom": "slow"]))
         #expect(badParameter?.error == VarlinkServiceInterface.invalidParameter)
         await f.daemon.shutdown()
     }

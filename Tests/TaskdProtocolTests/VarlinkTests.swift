@@ -1,4 +1,3 @@
-import Foundation
 import Testing
 
 @testable import TaskdProtocol
@@ -50,12 +49,19 @@ struct VarlinkTests {
         #expect(try VarlinkReply(message: e.encoded) == e)
     }
 
-    @Test("the IDL in the code is the io.taskd.Scheduler.varlink file")
-    func idlFile() throws {
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Sources/TaskdProtocol/io.taskd.Scheduler.varlink").standardized.path
-        let file = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(file == SchedulerInterface.description + "\n")
-        #expect(file.hasPrefix("# taskd") && file.contains("interface io.taskd.Scheduler\n"))
+    @Test("the IDL names the interface and declares every method a VarlinkMethod type stands for")
+    func idl() throws {
+        let text = SchedulerInterface.description
+        #expect(text.hasPrefix("# taskd") && text.contains("interface io.taskd.Scheduler\n"))
+        let declared = text.split(separator: "\n").filter { $0.hasPrefix("method ") }.map {
+            SchedulerInterface.name + "." + $0.dropFirst(7).prefix { $0 != "(" }
+        }
+        let typed: [any VarlinkMethod.Type] = [
+            SchedulerInterface.Wake.self, SchedulerInterface.List.self, SchedulerInterface.Status.self,
+            SchedulerInterface.History.self, SchedulerInterface.Cancel.self, SchedulerInterface.Reload.self,
+            SchedulerInterface.Pause.self, SchedulerInterface.Resume.self, SchedulerInterface.Why.self,
+            SchedulerInterface.Metrics.self,
+        ]
+        #expect(declared.sorted() == typed.map { $0.name }.sorted())
     }
 }

@@ -100,6 +100,10 @@ int taskd_monotonic_timer_arm(int fd, uint64_t usec);
 /// Limits glibc's malloc arenas to `limit` (mallopt M_ARENA_MAX) unless MALLOC_ARENA_MAX, or an
 /// arena_max in GLIBC_TUNABLES, is set in the environment. 1 if set, 0 if the environment wins.
 int taskd_limit_malloc_arenas(int limit);
+/// Fixes glibc's mmap threshold at `bytes` (mallopt M_MMAP_THRESHOLD, which also stops it and the
+/// trim threshold from growing) unless MALLOC_MMAP_THRESHOLD_ or an mmap_threshold in
+/// GLIBC_TUNABLES is set; 1 if set.
+int taskd_fix_mmap_threshold(int bytes);
 
 /// getxattr(2) (the Glibc module does not export it): the attribute's size, or -1 with errno.
 long taskd_getxattr(const char *path, const char *name, void *value, unsigned long size);

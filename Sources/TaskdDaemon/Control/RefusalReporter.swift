@@ -1,6 +1,6 @@
 import Synchronization
 import TaskdIO
-import TaskdSystem
+import TaskdProtocol
 
 /// Journals connections refused over a limit without letting a flood flood the journal: the first
 /// refusal is journaled at once, later ones are counted and journaled together, at most one entry

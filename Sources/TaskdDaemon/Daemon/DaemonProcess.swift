@@ -3,6 +3,7 @@ import TaskRuntime
 import TaskScheduling
 import TaskdMachine
 import TaskdConfig
+import TaskdControl
 import TaskdIO
 import TaskdProcess
 import TaskdProtocol
@@ -141,6 +142,8 @@ package struct DaemonProcess: Sendable {
             )
         }
 
+        // Replies of megabytes (List, Metrics) are mmapped blocks, given back once written.
+        MallocArenas.keepLargeBlocksMapped()
         let server: ControlSocketServer
         do {
             let refusals = RefusalReporter(journal: journal)

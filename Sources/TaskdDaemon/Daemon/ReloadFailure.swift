@@ -1,4 +1,4 @@
 /// A reload that changed nothing: the new configuration's errors, each as file:line: message.
 package struct ReloadFailure: Error, Sendable {
-    var errors: [String]
+    package var errors: [String]
 }

@@ -1,6 +1,7 @@
 import CTaskdShim
 import Synchronization
 import TaskdIO
+import TaskdProcess
 import TaskdProtocol
 
 #if canImport(Glibc)
@@ -16,6 +17,9 @@ import TaskdProtocol
 /// is closed by its server's sweep (`expire(now:)`).
 public final class ControlConnection: Sendable {
     public static let maxPendingOutput = 4 * 1024 * 1024
+    /// A reply this large (`List`, `Metrics` of thousands of tasks) gives its memory back once it
+    /// is written: its output buffer is freed and malloc trimmed, else the heap it grew stays resident.
+    static let largeReply = 256 * 1024
     /// The most bytes one read takes: a request is rarely longer, and a client over the 64 KiB limit
     /// by less than one read has sent everything when it is answered, so closing resets nothing.
     static let readSize = 16384
@@ -44,11 +48,15 @@ public final class ControlConnection: Sendable {
         /// stream until their final reply).
         var replies = ReplyOrder()
 
+        /// A large reply was queued: trim the heap once the output is written.
+        var trimAfterFlush = false
+
         /// Appends `bytes` to the output unless the connection is closed (nil); true if the output
         /// is now over `maxPendingOutput` (a reader too slow: the connection is to be closed).
         mutating func queue(_ bytes: [UInt8]) -> Bool? {
             guard !closed else { return nil }
-            pending += bytes
+            if pending.isEmpty { pending = bytes } else { pending += bytes }  // the usual lone reply: no copy
+            if bytes.count >= ControlConnection.largeReply { trimAfterFlush = true }
             return pending.count > ControlConnection.maxPendingOutput
         }
         var lastActivity: UInt64 = 0
@@ -136,7 +144,8 @@ public final class ControlConnection: Sendable {
     /// Queues `reply` to the call of `slot`; it is written once every earlier call has had its
     /// final reply, as the socket accepts it.
     func answer(_ slot: UInt64, _ reply: VarlinkReply) {
-        let bytes = reply.encoded + [0]
+        var bytes = reply.encoded
+        bytes.append(0)
         let (deadline, queued) = state.withLock { s -> (UInt64?, Bool?) in
             let ready = s.replies.answer(slot, bytes, final: !reply.continues)
             var deadline: UInt64?
@@ -216,7 +225,7 @@ public final class ControlConnection: Sendable {
 
     /// Writes what is pending; waits for writability (EPOLLOUT) when the socket is full.
     private func flush() {
-        enum Next { case done, close }
+        enum Next { case done, close, trim }
         let next: Next = state.withLock { s in
             while !s.closed && !s.pending.isEmpty {
                 let n = s.pending.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -239,25 +248,38 @@ public final class ControlConnection: Sendable {
                 s.waitingToWrite = false
                 if let token = s.token { EventLoop.shared.modify(fd: fd, token: token, events: events(s)) }
             }
-            return s.closeAfterFlush && s.replies.outstanding == 0 ? .close : .done
+            if s.closeAfterFlush && s.replies.outstanding == 0 { return .close }
+            guard s.trimAfterFlush else { return .done }
+            s.trimAfterFlush = false
+            s.pending = []  // its capacity, the size of the largest reply
+            return .trim
         }
-        if case .close = next { close() }
+        switch next {
+        case .done: break
+        case .close: close()
+        case .trim: Self.giveMemoryBack()
+        }
     }
+
+    /// Returns the free pages a large reply left in malloc's heap to the kernel (a few ms with a
+    /// heap of tens of MiB: paid once per large reply, never on a wake's way).
+    static func giveMemoryBack() { MallocArenas.trim() }
 
     private func events(_ s: State) -> UInt32 {
         (s.reading ? EventLoop.readable : 0) | (s.waitingToWrite ? EventLoop.writable : 0)
     }
 
     private func close() {
-        let token = state.withLock { s -> UInt64?? in
-            guard !s.closed else { return nil }
+        let (token, trim) = state.withLock { s -> (UInt64??, Bool) in
+            guard !s.closed else { return (nil, false) }
             s.closed = true
-            s.pending.removeAll()
-            return .some(s.token)
+            s.pending = []
+            return (.some(s.token), s.trimAfterFlush)
         }
         guard let token else { return }
         if let token { EventLoop.shared.deregister(fd: fd, token: token) }
         Glibc.close(fd)
         onClose(self)
+        if trim { Self.giveMemoryBack() }
     }
 }

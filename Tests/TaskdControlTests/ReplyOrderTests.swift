@@ -1,6 +1,6 @@
 import Testing
 
-@testable import TaskdSystem
+@testable import TaskdControl
 
 @Suite("Reply order on a connection: replies leave in the order of the calls")
 struct ReplyOrderTests {

@@ -1,13 +1,12 @@
 import Synchronization
 import TaskdProtocol
-import TaskdSystem
 
 /// Answers a `Wake` with `"more": true`: the runs once the wake is acknowledged, then the runs
 /// again each time one of them changes state or reports progress (at most once a second per
 /// run), the reply that tells the last end being final.
 /// States that arrive before the acknowledgement wait for it, so the client hears them in order.
-final class RunFollower<Channel: ReplyChannel>: Sendable {
-    private let channel: Channel
+final class RunFollower: Sendable {
+    private let call: MethodCall<RunsReply>
     private let state = Mutex(Progress())
 
     private struct Progress {
@@ -18,7 +17,7 @@ final class RunFollower<Channel: ReplyChannel>: Sendable {
         var done = false
     }
 
-    init(_ channel: Channel) { self.channel = channel }
+    init(_ call: MethodCall<RunsReply>) { self.call = call }
 
     /// The wake was acknowledged with `runs`: tells them, then any state heard meanwhile.
     func acknowledged(_ runs: [RunInfo]) {
@@ -61,7 +60,7 @@ final class RunFollower<Channel: ReplyChannel>: Sendable {
         // A refused wake has nothing to follow; a failed run whose retry comes is not over.
         let ended = p.latest!.allSatisfy { ($0.hasEnded && $0.retryInUSec == nil) || $0.disposition == .refused }
         p.done = ended
-        if channel.isClosed { return }
-        channel.send(ControlService.reply(p.latest!, continues: !ended))
+        if call.isClosed { return }
+        call.reply(RunsReply(runs: p.latest!), continues: !ended)
     }
 }

@@ -1,13 +1,12 @@
-/// The standard `org.varlink.service` interface every Varlink service answers.
-enum VarlinkServiceInterface {
-    static let name = "org.varlink.service"
-    static let getInfo = name + ".GetInfo"
-    static let getInterfaceDescription = name + ".GetInterfaceDescription"
-    static let interfaceNotFound = name + ".InterfaceNotFound"
-    static let methodNotFound = name + ".MethodNotFound"
-    static let invalidParameter = name + ".InvalidParameter"
+/// The standard `org.varlink.service` interface every Varlink service answers: its name, errors and
+/// IDL; its methods are `VarlinkServiceInterface.GetInfo` and `.GetInterfaceDescription`.
+public enum VarlinkServiceInterface {
+    public static let name = "org.varlink.service"
+    public static let interfaceNotFound = name + ".InterfaceNotFound"
+    public static let methodNotFound = name + ".MethodNotFound"
+    public static let invalidParameter = name + ".InvalidParameter"
 
-    static let description = """
+    public static let description = """
         # The Varlink Service Interface is provided by every varlink service. It
         # describes the service and the interfaces it implements.
         interface org.varlink.service

@@ -1,7 +1,7 @@
 import Synchronization
+import TaskdControl
 import TaskdIO
 import TaskdProtocol
-import TaskdSystem
 import Testing
 
 #if canImport(Glibc)

@@ -1,0 +1,16 @@
+import TaskdControl
+import TaskdProtocol
+
+/// The daemon's refusals as the errors `io.taskd.Scheduler` names.
+extension DaemonError: VarlinkErrorConvertible {
+    var varlinkError: VarlinkError {
+        switch self {
+        case .permissionDenied(let reason):
+            VarlinkError(
+                SchedulerInterface.permissionDenied, ["reason": .string(reason)],
+                rejection: "permission denied: \(reason)")
+        case .shuttingDown:
+            VarlinkError(SchedulerInterface.shuttingDown)
+        }
+    }
+}

@@ -1,0 +1,4 @@
+import TaskdControl
+
+/// A failed reload's errors, as `InvalidConfiguration` reports them.
+extension ReloadFailure: ConfigurationErrors {}

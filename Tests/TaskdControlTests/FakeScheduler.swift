@@ -1,0 +1,58 @@
+import TaskScheduling
+import TaskdControl
+import TaskdIO
+import TaskdProtocol
+
+/// A `SchedulerControl` that answers from fixed data and records what it was asked: the control
+/// service's table driven without a daemon. Runs on the event loop, as the daemon does.
+actor FakeScheduler: SchedulerControl {
+    nonisolated var unownedExecutor: UnownedSerialExecutor { EventLoop.shared.asUnownedSerialExecutor() }
+
+    enum MessageID: String { case paused = "ab12" }
+    struct Failure: ConfigurationErrors { var errors: [String] }
+
+    /// The requests heard, as "method argument".
+    private(set) var heard: [String] = []
+    let tasks: [TaskInfo]
+
+    init(tasks: [TaskInfo] = []) { self.tasks = tasks }
+
+    func checkAccess(_ peer: PeerCredentials) throws {
+        if peer.uid == 666 { throw VarlinkError(SchedulerInterface.permissionDenied, ["reason": "no"]) }
+    }
+    func checkAdmin(_ peer: PeerCredentials) throws {}
+    func wake(
+        target: String, id: String?, payload: String?, peer: PeerCredentials,
+        watch: (@Sendable (RunInfo) -> Void)?, followRetries: Bool, reply: @escaping @Sendable ([RunInfo]) -> Void
+    ) throws {
+        heard.append("wake \(target) \(payload ?? "-")")
+        guard target == "known" else { throw TargetError.noSuchTask(target: target, known: ["processing:known"]) }
+        reply([])
+    }
+    func cancel(target: String, peer: PeerCredentials) throws -> [RunInfo] { [] }
+    func pause(target: String, until: UInt64?, note: String, peer: PeerCredentials) throws -> [String] {
+        heard.append("pause \(target) \(until ?? 0) \(note)")
+        return ["processing:\(target)"]
+    }
+    func resume(target: String, peer: PeerCredentials) throws -> [String] { [] }
+    func why(name: String) throws -> (TaskKey, [(WhyReason, MessageID?)]) {
+        (TaskKey(kind: "processing", identifier: name), [(WhyReason(.paused, "paused by hand"), .paused)])
+    }
+    func metrics(prometheus: Bool) -> [UInt8] { Array("# EOF\n".utf8) }
+    func list() -> [TaskInfo] { tasks }
+    func status(name: String) throws -> TaskInfo { tasks[0] }
+    func history(name: String, limit: Int) throws -> [RunInfo] {
+        heard.append("history \(name) \(limit)")
+        return []
+    }
+    func reload() async -> Result<ReloadDiff, Failure> { .failure(Failure(errors: ["a.task:1: bad"])) }
+
+    nonisolated func isolatedOnLoop<T: Sendable>(_ body: (isolated FakeScheduler) throws -> T) rethrows -> T {
+        try assumeIsolated(body)
+    }
+
+    /// Serves `call` through `service` on the actor's executor, as the socket's reader does.
+    func serve(_ call: VarlinkCall, with service: ControlService<FakeScheduler>, on channel: some ReplyChannel) {
+        service.handle(call, on: channel)
+    }
+}
