@@ -1,10 +1,10 @@
 import CTaskdShim
 import TaskRuntime
 import TaskScheduling
-import TaskdMachine
 import TaskdConfig
 import TaskdControl
 import TaskdIO
+import TaskdMachine
 import TaskdProcess
 import TaskdProtocol
 import TaskdSystem
@@ -105,14 +105,7 @@ package struct DaemonProcess: Sendable {
     private func serve(
         config: consuming LoadedConfig, options: DaemonOptions, configDirectory: String, required: Bool
     ) async -> Int32 {
-        let log = QueuedLogBackend(
-            base: JournalLogBackend(identifier: name, fallback: StderrLogBackend(name: name)),
-            shedNotice: { count in
-                var entry = QueuedLogBackend.shedNotice(count)
-                entry.set("MESSAGE_ID", MessageID.outputShed.rawValue)
-                return entry
-            })
-        let journal = EventJournal(backend: log)
+        let (journal, log) = Self.makeJournal(name: name)
         defer { log.flush() }
         for d in config.diagnostics {
             journal.daemon(
@@ -124,41 +117,11 @@ package struct DaemonProcess: Sendable {
         let socketPath = options.socketPath ?? config.daemon.socketPath ?? DefaultPaths.socketPath
         signal(SIGPIPE, SIG_IGN)
         let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP])
-        // Each command run in a cgroup of its own where systemd delegated taskd's; else process
-        // groups, whose orphans taskd reaps as their subreaper (a cgroup's go to PID 1).
-        let (cgroups, noCgroups) = RunCgroups.setUp(
-            config.daemon.runCgroups.flatMap(RunCgroups.Mode.init(rawValue:)) ?? .auto)
-        if let cgroups {
-            journal.daemon(
-                .runCgroups, 6,
-                "each command run gets a cgroup of its own below \(cgroups.root)"
-                    + " (controllers: \(cgroups.controllers.isEmpty ? "none" : cgroups.controllers.joined(separator: " ")))",
-                [("TASKD_CGROUP", cgroups.root)])
-        } else {
-            ProcessReaper.shared.becomeSubreaper()
-            journal.daemon(
-                .runCgroups, 5,
-                "command runs are contained by process group, not cgroup: \(noCgroups); a command that calls setsid() escapes its budget's kill"
-            )
-        }
+        let cgroups = Self.setUpCgroups(config.daemon, journal: journal)
 
         // Replies of megabytes (List, Metrics) are mmapped blocks, given back once written.
         MallocArenas.keepLargeBlocksMapped()
-        let server: ControlSocketServer
-        do {
-            let refusals = RefusalReporter(journal: journal)
-            server = try ControlSocketServer(
-                path: socketPath, limits: Self.connectionLimits(config.daemon),
-                onReject: { peer, reason in
-                    journal.daemon(
-                        .requestRejected, 4, "rejected a request from \(peer): \(reason)",
-                        [
-                            ("PEER_PID", String(peer.pid)), ("PEER_UID", String(peer.uid)),
-                            ("PEER_GID", String(peer.gid)),
-                        ])
-                }, onRefuse: refusals.refused)
-        } catch {
-            journal.daemon(.configError, 2, "cannot serve the control socket: \(error)")
+        guard let server = Self.makeServer(path: socketPath, settings: config.daemon, journal: journal) else {
             return 1
         }
         let notifier = ServiceNotifier()
@@ -205,14 +168,7 @@ package struct DaemonProcess: Sendable {
         if !notifier.hasManager {
             printHint(socketPath: server.path, example: example)
         }
-        for await number in signals.signals {
-            if number == SIGHUP {
-                _ = await daemon.reload()
-                continue
-            }
-            journal.daemon(.daemonStopping, 5, "\(name) received \(SignalNames.name(number)); stopping")
-            break
-        }
+        await reloadUntilStopped(daemon, signals: signals, journal: journal)
         await daemon.shutdown()
         withExtendedLifetime(clockWatcher) {}
         server.stop()
@@ -221,6 +177,73 @@ package struct DaemonProcess: Sendable {
         // not read them within a second does not keep taskd from exiting.
         _ = await Thread.run { notifier.flush(waitingAtMost: 1) }
         return 0
+    }
+
+    /// Reloads at each SIGHUP; returns at SIGTERM or SIGINT.
+    private func reloadUntilStopped(_ daemon: Daemon, signals: SignalWatcher, journal: EventJournal) async {
+        for await number in signals.signals {
+            if number == SIGHUP {
+                _ = await daemon.reload()
+                continue
+            }
+            journal.daemon(.daemonStopping, 5, "\(name) received \(SignalNames.name(number)); stopping")
+            return
+        }
+    }
+
+    /// The journal: journald (standard error without it), through a queue with its own thread.
+    private static func makeJournal(name: String) -> (EventJournal, QueuedLogBackend) {
+        let log = QueuedLogBackend(
+            base: JournalLogBackend(identifier: name, fallback: StderrLogBackend(name: name)),
+            shedNotice: { count in
+                var entry = QueuedLogBackend.shedNotice(count)
+                entry.set("MESSAGE_ID", MessageID.outputShed.rawValue)
+                return entry
+            })
+        return (EventJournal(backend: log), log)
+    }
+
+    /// Each command run in a cgroup of its own where systemd delegated taskd's; else process
+    /// groups, whose orphans taskd reaps as their subreaper (a cgroup's go to PID 1). Journaled.
+    private static func setUpCgroups(_ settings: DaemonSettings, journal: EventJournal) -> RunCgroups? {
+        let (cgroups, noCgroups) = RunCgroups.setUp(
+            settings.runCgroups.flatMap(RunCgroups.Mode.init(rawValue:)) ?? .auto)
+        if let cgroups {
+            journal.daemon(
+                .runCgroups, 6,
+                "each command run gets a cgroup of its own below \(cgroups.root)"
+                    + " (controllers: \(cgroups.controllers.isEmpty ? "none" : cgroups.controllers.joined(separator: " ")))",
+                [("TASKD_CGROUP", cgroups.root)])
+        } else {
+            ProcessReaper.shared.becomeSubreaper()
+            journal.daemon(
+                .runCgroups, 5,
+                "command runs are contained by process group, not cgroup: \(noCgroups); a command that calls setsid() escapes its budget's kill"
+            )
+        }
+        return cgroups
+    }
+
+    /// The control socket's server (socket-activated, or bound at `path`); nil, journaled, if it cannot serve.
+    private static func makeServer(path: String, settings: DaemonSettings, journal: EventJournal)
+        -> ControlSocketServer?
+    {
+        do {
+            let refusals = RefusalReporter(journal: journal)
+            return try ControlSocketServer(
+                path: path, limits: connectionLimits(settings),
+                onReject: { peer, reason in
+                    journal.daemon(
+                        .requestRejected, 4, "rejected a request from \(peer): \(reason)",
+                        [
+                            ("PEER_PID", String(peer.pid)), ("PEER_UID", String(peer.uid)),
+                            ("PEER_GID", String(peer.gid)),
+                        ])
+                }, onRefuse: refusals.refused)
+        } catch {
+            journal.daemon(.configError, 2, "cannot serve the control socket: \(error)")
+            return nil
+        }
     }
 
     /// /etc/machine-id, for FixedRandomDelay= (empty when it cannot be read).
