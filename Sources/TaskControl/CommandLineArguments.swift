@@ -45,6 +45,12 @@ struct CommandLineArguments {
             throw UsageError("\(command ?? "taskctl") does not take \(name)")
         }
     }
+
+    /// The one positional argument `command` takes (`what`, for the error).
+    func one(_ what: String, for command: String) throws(UsageError) -> String {
+        guard positional.count == 1 else { throw UsageError("\(command) takes exactly one \(what)") }
+        return positional[0]
+    }
 }
 
 /// A command line taskctl cannot run; exit status 2.

@@ -191,23 +191,7 @@ public enum Taskctl {
         }
         switch command {
         case "wake":
-            try args.check(allowed: ["--id", "--payload", "--wait", "--events", "--no-follow-retries"])
-            var parameters = SchedulerInterface.Wake.Parameters(target: try one("TARGET"))
-            if args.flags.contains("--no-follow-retries") {
-                guard args.flags.contains("--wait") else { throw UsageError("--no-follow-retries goes with --wait") }
-                parameters.followRetries = false
-            }
-            parameters.id = args.options["--id"]
-            if let text = args.options["--payload"] {
-                guard let payload = try? JSONParser.parse(text), case .object(let members) = payload else {
-                    throw UsageError("--payload must be a JSON object, such as '{\"city\": \"Paris\"}'")
-                }
-                parameters.payload = members
-            }
-            let events = args.flags.contains("--events")
-            if events && !args.flags.contains("--wait") { throw UsageError("--events follows the runs: add --wait") }
-            return try Commands.wake(
-                parameters, wait: args.flags.contains("--wait"), json: json, events: events, socket: socket(args))
+            return try wake(args, json: json)
         case "list":
             try args.check(allowed: ["--failed", "--overdue"])
             guard args.positional.isEmpty else { throw UsageError("list takes no arguments") }
@@ -270,6 +254,27 @@ public enum Taskctl {
         default:
             throw UsageError("unknown command '\(command)'")
         }
+    }
+
+    /// `taskctl wake TARGET [--id ID] [--payload JSON] [--wait [--events] [--no-follow-retries]]`.
+    static func wake(_ args: CommandLineArguments, json: Bool) throws -> ExitCode {
+        try args.check(allowed: ["--id", "--payload", "--wait", "--events", "--no-follow-retries"])
+        var parameters = SchedulerInterface.Wake.Parameters(target: try args.one("TARGET", for: "wake"))
+        if args.flags.contains("--no-follow-retries") {
+            guard args.flags.contains("--wait") else { throw UsageError("--no-follow-retries goes with --wait") }
+            parameters.followRetries = false
+        }
+        parameters.id = args.options["--id"]
+        if let text = args.options["--payload"] {
+            guard let payload = try? JSONParser.parse(text), case .object(let members) = payload else {
+                throw UsageError("--payload must be a JSON object, such as '{\"city\": \"Paris\"}'")
+            }
+            parameters.payload = members
+        }
+        let events = args.flags.contains("--events")
+        if events && !args.flags.contains("--wait") { throw UsageError("--events follows the runs: add --wait") }
+        return try Commands.wake(
+            parameters, wait: args.flags.contains("--wait"), json: json, events: events, socket: socket(args))
     }
 
     static func socket(_ args: CommandLineArguments) -> String {
