@@ -110,12 +110,41 @@ needs_journal = pytest.mark.skipif(not IS_ROOT,
                                    reason="a private journald needs root (mount namespace)")
 
 
+# The journal's cursor when the current test started (None outside a test, or without the private
+# journald): `journal` returns only entries after it, so no test sees another's (two tests may have
+# a task of the same name; every daemon of the session logs to the one journald).
+_test_cursor = None
+
+
+def journal_cursor():
+    """The cursor of the newest entry, once journald stored everything it was handed (--sync)."""
+    subprocess.run(["journalctl", "--sync"], check=True)
+    out = subprocess.run(["journalctl", "--no-pager", "-q", "-n", "1", "-o", "json"], capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out)["__CURSOR"] if out.strip() else None
+
+
+@pytest.fixture(autouse=True)
+def _journal_of_this_test():
+    """Scopes `journal` to the entries logged since this test started (after the previous test's
+    daemons were stopped and their entries stored)."""
+    global _test_cursor
+    _test_cursor = journal_cursor() if _journald is not None else None
+    yield
+    _test_cursor = None
+
+
 def journal(**fields):
-    """Every journal entry matching all fields, oldest first (after journalctl --sync)."""
+    """Every journal entry of the current test matching all fields, oldest first (after journalctl --sync)."""
     subprocess.run(["journalctl", "--sync"], check=True)
     args = ["journalctl", "--no-pager", "-o", "json"] + [f"{k}={v}" for k, v in fields.items()]
+    if _test_cursor is not None:
+        # --cursor, not --after-cursor: with matches, journalctl 252's --after-cursor also skips the
+        # first matching entry after the cursor when the cursor's own entry does not match.
+        args.append(f"--cursor={_test_cursor}")
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
+    entries = [json.loads(line) for line in out.splitlines() if line.strip()]
+    return [e for e in entries if e["__CURSOR"] != _test_cursor]
 
 
 def e2e_skip_reason(needs_root_to, tools):

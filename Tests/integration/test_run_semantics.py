@@ -33,21 +33,35 @@ def wake_json(d, *args):
     return json.loads(r.stdout)
 
 
-def test_overlap_queue_runs_triggers_one_after_another_and_bounds_the_queue(daemon_factory):
-    d = daemon_factory({"q.task": task("/bin/sleep 0.3", extra="Overlap=queue\nQueueLimit=2")}).start()
-    runs = [wake_json(d, "q")[0] for _ in range(4)]
-    assert [r["disposition"] for r in runs] == ["started", "queued", "queued", "overflow"]
-    assert runs[3]["runId"] == runs[2]["runId"]
-    # The reply carries the disposition; its journal entry follows within the writer's pace.
-    wait_for(lambda: events(d, "q", OVERFLOW), what="the overflow entry")
-    done = wait_for(lambda: (lambda e: e if len(e) == 3 else None)(ends(d, "q")), what="three runs")
+def test_overlap_queue_runs_triggers_one_after_another_and_bounds_the_queue(daemon_factory, tmp_path):
+    # Each run reads one line from a FIFO the test writes to only once the four wakes were answered:
+    # the first run is still running when the other three arrive, however slow the machine.
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    held = os.open(gate, os.O_RDWR)  # never blocks; keeps the lines written for the runs to come
+    try:
+        d = daemon_factory({"q.task": task(f"/bin/sh -c 'read -r line < {gate}'",
+                                           extra="Overlap=queue\nQueueLimit=2")}).start()
+        runs = [wake_json(d, "q")[0] for _ in range(4)]
+        assert [r["disposition"] for r in runs] == ["started", "queued", "queued", "overflow"]
+        assert runs[3]["runId"] == runs[2]["runId"]
+        released = time.time_ns() // 1000
+        os.write(held, b"go\n" * 3)
+        # The reply carries the disposition; its journal entry follows within the writer's pace.
+        wait_for(lambda: events(d, "q", OVERFLOW), what="the overflow entry")
+        done = wait_for(lambda: (lambda e: e if len(e) == 3 else None)(ends(d, "q")), what="three runs")
+    finally:
+        os.close(held)
     assert [e["TASK_OUTCOME"] for e in done] == ["completed"] * 3
-    starts = {e["TASK_RUN_ID"]: int(e["__REALTIME_TIMESTAMP"]) for e in events(d, "q", STARTED)}
-    finish = {e["TASK_RUN_ID"]: int(e["__REALTIME_TIMESTAMP"]) for e in done}
     order = [r["runId"] for r in runs[:3]]
-    # Never two at once: each queued run starts after the one before it ended.
-    assert starts[order[1]] >= finish[order[0]] and starts[order[2]] >= finish[order[1]]
-    assert int(next(e for e in done if e["TASK_RUN_ID"] == order[2])["TASK_WAITED_USEC"]) > 500_000
+    assert [e["TASK_RUN_ID"] for e in done] == order
+    history = {r["runId"]: r for r in json.loads(d.taskctl("history", "q", "--json").stdout)}
+    # Never two at once, by taskd's own clock: each queued run starts after the one before it ended.
+    for before, after in zip(order, order[1:]):
+        assert history[after]["startedUSec"] >= history[before]["endedUSec"], (history[before], history[after])
+    # The last waited from its wake until both runs before it had ended, after the gate opened.
+    last = next(e for e in done if e["TASK_RUN_ID"] == order[2])
+    assert int(last["TASK_WAITED_USEC"]) >= released - runs[2]["queuedUSec"], (last, released)
 
 
 def test_a_new_wake_id_supersedes_the_run_and_its_late_result_is_stale(daemon_factory, tmp_path):
