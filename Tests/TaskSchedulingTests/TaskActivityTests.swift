@@ -25,6 +25,15 @@ struct TaskActivityTests {
         #expect(!whole.holdsActivity)
     }
 
+    @Test("an idle state reads its activity's defaults with no box; the first write makes one")
+    func readsWithoutBox() {
+        var state = TaskState(definition: commandTask("a"), daemonStart: start)
+        #expect(state.currentRunID == nil && state.queue.isEmpty && state.randomDelay == 0 && state.catchUp.isEmpty)
+        #expect(!state.holdsActivity, "reading the fields allocates nothing")
+        state.randomDelay = 3
+        #expect(state.holdsActivity && state.activity.randomDelay == 3)
+    }
+
     @Test("copies of a state share its activity until one changes, and never see each other's changes")
     func copyOnWrite() {
         var one = TaskState(definition: commandTask("a"), daemonStart: start)

@@ -19,10 +19,12 @@ public struct TaskActivity: Hashable, Sendable {
     public var lastDeactivation: UInt64?
     /// The `RandomizedDelaySec=` delay added to the current arming, in microseconds.
     public var randomDelay: UInt64 = 0
+    /// The task's last trigger (timer or wake), which `Persistent=` keeps; monotonic 0 for one of an earlier boot.
     public var lastTrigger: ClockReading?
     /// The run its handler asked for (`TaskContext.scheduleNext(after:)`): CLOCK_REALTIME µs, and
     /// the monotonic instant that maps to; cleared once it fires.
     public var requestedRealtime: UInt64?
+    /// `requestedRealtime` mapped to CLOCK_MONOTONIC.
     public var requestedMonotonic: UInt64?
     /// Timer elapses missed during downtime or sleep (CLOCK_REALTIME µs, oldest first): the next
     /// firing makes one `catchup` run for each (`CatchUp=`).
@@ -34,15 +36,16 @@ public struct TaskActivity: Hashable, Sendable {
     var calendarMemo: [CalendarMemo] = []
 
     /// The activity of a task that has done nothing yet: every field at its default.
-    static let idle = TaskActivity()
+    @usableFromInline static let idle = TaskActivity()
 
     /// The activity on the heap, shared by copies of a state until one of them changes it: only
     /// `TaskState` changes it, and only while it holds the only reference.
+    @usableFromInline
     final class Box: Hashable, @unchecked Sendable {
-        var value: TaskActivity
-        init(_ value: TaskActivity) { self.value = value }
+        @usableFromInline var value: TaskActivity
+        @usableFromInline init(_ value: TaskActivity) { self.value = value }
 
-        static func == (a: Box, b: Box) -> Bool { a === b || a.value == b.value }
-        func hash(into hasher: inout Hasher) { hasher.combine(value) }
+        @usableFromInline static func == (a: Box, b: Box) -> Bool { a === b || a.value == b.value }
+        @usableFromInline func hash(into hasher: inout Hasher) { hasher.combine(value) }
     }
 }

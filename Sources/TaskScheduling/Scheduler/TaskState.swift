@@ -1,6 +1,8 @@
 /// The scheduler's bookkeeping for one task: its definition, its next calendar elapse, and its
 /// activity (runs, retry, start-up timers, last trigger) out of line, none while that is all at
-/// its defaults (`TaskActivity`): an idle task's state stays small.
+/// its defaults (`TaskActivity`): an idle task's state stays small. The activity's fields read and
+/// write as the state's own properties (`state.currentRunID`).
+@dynamicMemberLookup
 public struct TaskState: Hashable, Sendable {
     public var definition: TaskDefinition
     /// The next `OnCalendar=` elapse: its CLOCK_REALTIME time, and the monotonic instant it maps to
@@ -8,13 +10,14 @@ public struct TaskState: Hashable, Sendable {
     public var calendarDueRealtime: UInt64?
     public var calendarDueMonotonic: UInt64?
     /// nil while the activity is all at its defaults.
-    private var activityBox: TaskActivity.Box?
+    @usableFromInline var activityBox: TaskActivity.Box?
 
     /// Whether the state keeps an activity box: false while its activity is at its defaults.
     var holdsActivity: Bool { activityBox != nil }
 
-    /// The task's activity. Its fields are also properties of the state, below; changing either
-    /// changes the box in place when no copy of the state shares it.
+    /// The task's activity, whole; changing it changes the box in place when no copy of the state
+    /// shares it, and drops the box once the activity is back at its defaults.
+    @inlinable
     public var activity: TaskActivity {
         get { activityBox?.value ?? .idle }
         set { activityBox = newValue == .idle ? nil : TaskActivity.Box(newValue) }
@@ -27,66 +30,14 @@ public struct TaskState: Hashable, Sendable {
         }
     }
 
-    // The activity's fields (documented on `TaskActivity`), read from the box and changed in place.
-    public var currentRunID: String? {
-        get { activityBox?.value.currentRunID }
-        set { activity.currentRunID = newValue }
-        _modify { yield &activity.currentRunID }
-    }
-    public var queue: [String] {
-        get { activityBox?.value.queue ?? [] }
-        set { activity.queue = newValue }
-        _modify { yield &activity.queue }
-    }
-    public var retry: PendingRetry? {
-        get { activityBox?.value.retry }
-        set { activity.retry = newValue }
-    }
-    public var lastRun: Run? {
-        get { activityBox?.value.lastRun }
-        set { activity.lastRun = newValue }
-    }
-    public var pendingStartup: [UInt64] {
-        get { activityBox?.value.pendingStartup ?? [] }
-        set { activity.pendingStartup = newValue }
-        _modify { yield &activity.pendingStartup }
-    }
-    public var lastActivation: UInt64? {
-        get { activityBox?.value.lastActivation }
-        set { activity.lastActivation = newValue }
-    }
-    public var lastDeactivation: UInt64? {
-        get { activityBox?.value.lastDeactivation }
-        set { activity.lastDeactivation = newValue }
-    }
-    public var randomDelay: UInt64 {
-        get { activityBox?.value.randomDelay ?? 0 }
-        set { activity.randomDelay = newValue }
-    }
-    public var lastTrigger: ClockReading? {
-        get { activityBox?.value.lastTrigger }
-        set { activity.lastTrigger = newValue }
-    }
-    public var requestedRealtime: UInt64? {
-        get { activityBox?.value.requestedRealtime }
-        set { activity.requestedRealtime = newValue }
-    }
-    public var requestedMonotonic: UInt64? {
-        get { activityBox?.value.requestedMonotonic }
-        set { activity.requestedMonotonic = newValue }
-    }
-    public var catchUp: [UInt64] {
-        get { activityBox?.value.catchUp ?? [] }
-        set { activity.catchUp = newValue }
-    }
-    public var resumeAt: UInt64? {
-        get { activityBox?.value.resumeAt }
-        set { activity.resumeAt = newValue }
-    }
-    var calendarMemo: [CalendarMemo] {
-        get { activityBox?.value.calendarMemo ?? [] }
-        set { activity.calendarMemo = newValue }
-        _modify { yield &activity.calendarMemo }
+    /// Every `TaskActivity` field, read and written as a property of the state (`state.queue`):
+    /// without a box it reads the idle defaults, allocating nothing; a write goes through `activity`.
+    @inlinable
+    public subscript<Value>(dynamicMember path: WritableKeyPath<TaskActivity, Value>) -> Value {
+        _read {
+            if let box = activityBox { yield box.value[keyPath: path] } else { yield TaskActivity.idle[keyPath: path] }
+        }
+        _modify { yield &activity[keyPath: path] }
     }
 
     init(
@@ -98,7 +49,7 @@ public struct TaskState: Hashable, Sendable {
         self.pendingStartup = definition.onStartup.map { daemonStart.monotonic &+ $0.microseconds }.sorted()
         if definition.persistent, let last = persistedTrigger, last < daemonStart.realtime {
             // Monotonic 0: a trigger of an earlier boot, which the interval timers do not count from.
-            lastTrigger = ClockReading(monotonic: 0, realtime: last)
+            self.lastTrigger = ClockReading(monotonic: 0, realtime: last)
             catchUpCalendar(after: last, now: daemonStart)
             catchUpIntervals(after: last, now: daemonStart)
         } else {
@@ -122,23 +73,23 @@ public struct TaskState: Hashable, Sendable {
 
     /// A run asked for at `realtime` (a past instant: at once), mapped to monotonic time by `now`.
     mutating func request(atRealtime realtime: UInt64, now: ClockReading) {
-        requestedRealtime = realtime
-        requestedMonotonic = realtime > now.realtime ? now.monotonic &+ (realtime - now.realtime) : now.monotonic
+        self.requestedRealtime = realtime
+        self.requestedMonotonic = realtime > now.realtime ? now.monotonic &+ (realtime - now.realtime) : now.monotonic
     }
 
     /// After a timer fired (`Scheduler.rearmFired`): its start-up elapses are spent, its calendar
     /// searches again after the elapse that fired, a requested run that came is spent, and
     /// `OnUnitActiveSec=` counts from now.
     mutating func rearm(fired: FiredTimer, at now: ClockReading) {
-        pendingStartup.removeAll { $0 <= now.monotonic }
-        if let requested = requestedMonotonic, requested <= now.monotonic {
-            requestedRealtime = nil
-            requestedMonotonic = nil
+        self.pendingStartup.removeAll { $0 <= now.monotonic }
+        if let requested = self.requestedMonotonic, requested <= now.monotonic {
+            self.requestedRealtime = nil
+            self.requestedMonotonic = nil
         }
-        catchUp = []
-        if let resume = resumeAt, resume <= now.monotonic { resumeAt = nil }
+        self.catchUp = []
+        if let resume = self.resumeAt, resume <= now.monotonic { self.resumeAt = nil }
         if let after = fired.calendarAfter { rearmCalendar(after: after, now: now) }
-        lastActivation = now.monotonic
+        self.lastActivation = now.monotonic
     }
 
     /// Arms the calendar after `base` (the last trigger); elapses from then up to now were missed
@@ -148,7 +99,7 @@ public struct TaskState: Hashable, Sendable {
         rearmCalendar(after: base, now: now)
         guard let due = calendarDueRealtime, due <= now.realtime else { return }
         let missed = missedCalendarElapses(after: max(base, windowStart(now)), upTo: now.realtime)
-        catchUp = missed
+        self.catchUp = missed
         if missed.isEmpty { rearmCalendar(after: now.realtime, now: now) }
     }
 
@@ -159,11 +110,11 @@ public struct TaskState: Hashable, Sendable {
         guard let span = (definition.onUnitActive + definition.onUnitInactive).min()?.microseconds, span > 0 else {
             return
         }
-        lastActivation = nil
-        lastDeactivation = nil
-        lastTrigger = ClockReading(monotonic: 0, realtime: base)
+        self.lastActivation = nil
+        self.lastDeactivation = nil
+        self.lastTrigger = ClockReading(monotonic: 0, realtime: base)
         guard base &+ span <= now.realtime else {
-            resumeAt = now.monotonic &+ (base &+ span - now.realtime)
+            self.resumeAt = now.monotonic &+ (base &+ span - now.realtime)
             return
         }
         let latest = base &+ (now.realtime - base) / span * span
@@ -173,8 +124,8 @@ public struct TaskState: Hashable, Sendable {
             missed.append(elapse)
             elapse &-= span
         }
-        catchUp = missed.reversed()
-        resumeAt = missed.isEmpty ? now.monotonic &+ (latest &+ span - now.realtime) : now.monotonic
+        self.catchUp = missed.reversed()
+        self.resumeAt = missed.isEmpty ? now.monotonic &+ (latest &+ span - now.realtime) : now.monotonic
     }
 
     /// How many missed elapses `CatchUp=` runs: one for `latest`, `CatchUpPolicy.limit` for `all`.
@@ -223,17 +174,18 @@ public struct TaskState: Hashable, Sendable {
             setCalendarDue(definition.onCalendar.first?.nextElapse(after: realtime), now: now)
             return
         }
-        if calendarMemo.count != definition.onCalendar.count {
-            calendarMemo = Array(repeating: CalendarMemo(after: .max, next: nil), count: definition.onCalendar.count)
+        if self.calendarMemo.count != definition.onCalendar.count {
+            self.calendarMemo = Array(
+                repeating: CalendarMemo(after: .max, next: nil), count: definition.onCalendar.count)
         }
         var next: UInt64?
         for (i, spec) in definition.onCalendar.enumerated() {
             let due: UInt64?
-            if let memoized = calendarMemo[i].answer(after: realtime) {
+            if let memoized = self.calendarMemo[i].answer(after: realtime) {
                 due = memoized
             } else {
                 due = spec.nextElapse(after: realtime)
-                calendarMemo[i] = CalendarMemo(after: realtime, next: due)
+                self.calendarMemo[i] = CalendarMemo(after: realtime, next: due)
             }
             if let due { next = min(next ?? due, due) }
         }
@@ -248,16 +200,17 @@ public struct TaskState: Hashable, Sendable {
     }
 
     /// The next monotonic instant a timer of this task elapses (its random delay included), or nil.
-    public var nextElapse: UInt64? { nextTimer.map { $0 &+ randomDelay } }
+    public var nextElapse: UInt64? { nextTimer.map { $0 &+ self.randomDelay } }
 
     /// `nextElapse` on CLOCK_REALTIME: a calendar elapse is a wall-clock time already; others map
     /// from monotonic time by `now`.
     public func nextElapseRealtime(now: ClockReading) -> UInt64? {
         nextElapse.map { next in
-            guard let calendar = calendarDueRealtime, next == calendarDueMonotonic.map({ $0 &+ randomDelay }) else {
+            guard let calendar = calendarDueRealtime, next == calendarDueMonotonic.map({ $0 &+ self.randomDelay })
+            else {
                 return now.realtime(at: next)
             }
-            return calendar &+ randomDelay
+            return calendar &+ self.randomDelay
         }
     }
 
@@ -270,7 +223,7 @@ public struct TaskState: Hashable, Sendable {
 
     /// The earliest instant this task needs the scheduler: a timer (random delay included) or its retry.
     var nextDue: UInt64? {
-        switch (nextElapse, retry?.due) {
+        switch (nextElapse, self.retry?.due) {
         case (let a?, let b?): return min(a, b)
         case (let a, let b): return a ?? b
         }
@@ -278,17 +231,17 @@ public struct TaskState: Hashable, Sendable {
 
     /// The earliest timer, before the random delay.
     var nextTimer: UInt64? {
-        var next = pendingStartup.first
-        if let resume = resumeAt { next = min(next ?? resume, resume) }
-        if let span = definition.onUnitInactive.min(), let trigger = lastTrigger?.monotonic,
-            trigger != 0 || lastDeactivation != nil
+        var next = self.pendingStartup.first
+        if let resume = self.resumeAt { next = min(next ?? resume, resume) }
+        if let span = definition.onUnitInactive.min(), let trigger = self.lastTrigger?.monotonic,
+            trigger != 0 || self.lastDeactivation != nil
         {
-            let due = max(lastDeactivation ?? trigger, trigger) &+ span.microseconds
+            let due = max(self.lastDeactivation ?? trigger, trigger) &+ span.microseconds
             next = min(next ?? due, due)
         }
         if let calendar = calendarDueMonotonic { next = min(next ?? calendar, calendar) }
-        if let requested = requestedMonotonic { next = min(next ?? requested, requested) }
-        if let base = lastActivation, let span = definition.onUnitActive.min() {
+        if let requested = self.requestedMonotonic { next = min(next ?? requested, requested) }
+        if let base = self.lastActivation, let span = definition.onUnitActive.min() {
             let due = base &+ span.microseconds
             next = min(next ?? due, due)
         }

@@ -37,92 +37,45 @@ public struct TimeSpan: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// Parses `text` as systemd does; a bare number is in `defaultUnit` microseconds (seconds for `*Sec=` keys).
     public init(parsing text: String, defaultUnit: UInt64 = TimeSpan.usecPerSecond) throws(TimeSpanError) {
-        let s = Array(text.utf8)
-        var i = 0
-        func skipSpace() { while i < s.count, isSpace(s[i]) { i += 1 } }
-        skipSpace()
-        if s[i...].starts(with: Array("infinity".utf8)) {
-            i += 8
-            skipSpace()
-            guard i == s.count else { throw TimeSpanError(text: text, reason: "trailing characters after 'infinity'") }
+        var scanner = TimeSpanScanner(text)
+        scanner.skipSpace()
+        if scanner.skip("infinity") {
+            scanner.skipSpace()
+            guard scanner.atEnd else { throw TimeSpanError(text: text, reason: "trailing characters after 'infinity'") }
             self = .infinity
             return
         }
+        guard !scanner.atEnd else { throw TimeSpanError(text: text, reason: "empty time span") }
         var total: UInt64 = 0
-        var something = false
-        while true {
-            skipSpace()
-            if i == s.count {
-                guard something else { throw TimeSpanError(text: text, reason: "empty time span") }
-                break
-            }
-            let negativeSpan = TimeSpanError(text: text, reason: "negative time span", outOfRange: true)
-            if s[i] == UInt8(ascii: "-") { throw negativeSpan }
-            // strtoll(): C white space, a sign, digits, at most Int64.max; without digits it reads nothing.
-            var j = i
-            while j < s.count, isCSpace(s[j]) { j += 1 }
-            let negative = j < s.count && s[j] == UInt8(ascii: "-")
-            if j < s.count, negative || s[j] == UInt8(ascii: "+") { j += 1 }
-            let digitsStart = j
-            var whole: UInt64 = 0
-            var tooLarge = false
-            while j < s.count, isDigit(s[j]) {
-                let (m, o1) = whole.multipliedReportingOverflow(by: 10)
-                let (a, o2) = m.addingReportingOverflow(UInt64(s[j] - 48))
-                if o1 || o2 || a > UInt64(Int64.max) + (negative ? 1 : 0) { tooLarge = true }
-                whole = a
-                j += 1
-            }
-            if tooLarge { throw TimeSpanError(text: text, reason: "number out of range", outOfRange: true) }
-            if j == digitsStart { j = i }  // nothing converted: strtoll() ends where it began
-            if negative && whole > 0 { throw negativeSpan }
-            var fraction: ArraySlice<UInt8> = []
-            let hasDot = j < s.count && s[j] == UInt8(ascii: ".")
-            if j == i && !hasDot {
-                throw TimeSpanError(text: text, reason: "expected a number at '\(rest(s, i))'")
-            }
-            if hasDot {
-                let f = j + 1
-                var k = f
-                while k < s.count, isDigit(s[k]) { k += 1 }
-                fraction = s[f..<k]
-                j = k
-            }
-            // The unit may follow after white space.
-            var u = j
-            while u < s.count, isSpace(s[u]) { u += 1 }
-            var multiplier = defaultUnit
-            var afterUnit = u
-            for (suffix, usec) in Self.parseUnits where s[u...].starts(with: Array(suffix.utf8)) {
-                multiplier = usec
-                afterUnit = u + suffix.utf8.count
-                break
-            }
-            if afterUnit == u { afterUnit = j }  // no unit: continue right after the number
-            if afterUnit == j && j < s.count && !isSpace(s[j]) {
-                throw TimeSpanError(text: text, reason: "unknown unit at '\(rest(s, j))'")
-            }
-            // Every addition stays below infinity (UInt64.max), as systemd's checks keep it.
-            let outOfRange = TimeSpanError(text: text, reason: "time span out of range", outOfRange: true)
-            if multiplier > 0, whole >= UInt64.max / multiplier { throw outOfRange }
-            func add(_ k: UInt64) throws(TimeSpanError) {
-                guard k < UInt64.max - total else { throw outOfRange }
-                total += k
-            }
-            try add(whole * multiplier)
-            if hasDot {
-                // One digit at a time: what falls below a microsecond is dropped, not rounded.
-                var m = multiplier / 10
-                for d in fraction {
-                    try add(UInt64(d - 48) * m)
-                    m /= 10
-                }
-                if fraction.isEmpty { throw TimeSpanError(text: text, reason: "expected digits after '.'") }
-            }
-            something = true
-            i = afterUnit
+        while !scanner.atEnd {
+            total = try Self.adding(scanner.part(defaultUnit: defaultUnit), to: total, text: text)
+            scanner.skipSpace()
         }
         self.microseconds = total
+    }
+
+    /// `total` plus one part of a span; every sum stays below infinity (UInt64.max), as systemd's checks keep it.
+    private static func adding(
+        _ part: TimeSpanScanner.Part, to total: UInt64, text: String
+    ) throws(TimeSpanError) -> UInt64 {
+        let outOfRange = TimeSpanError(text: text, reason: "time span out of range", outOfRange: true)
+        var total = total
+        func add(_ k: UInt64) throws(TimeSpanError) {
+            guard k < UInt64.max - total else { throw outOfRange }
+            total += k
+        }
+        if part.multiplier > 0, part.whole >= UInt64.max / part.multiplier { throw outOfRange }
+        try add(part.whole * part.multiplier)
+        if let fraction = part.fraction {
+            // One digit at a time: what falls below a microsecond is dropped, not rounded.
+            var m = part.multiplier / 10
+            for d in fraction {
+                try add(UInt64(d - 48) * m)
+                m /= 10
+            }
+            if fraction.isEmpty { throw TimeSpanError(text: text, reason: "expected digits after '.'") }
+        }
+        return total
     }
 
     /// The canonical text, as `systemd-analyze timespan` prints it on its "Human:" line.
@@ -165,19 +118,3 @@ public struct TimeSpan: Hashable, Comparable, Sendable, CustomStringConvertible 
         return parts.joined(separator: " ")
     }
 }
-
-/// Why a time span did not parse.
-public struct TimeSpanError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var text: String
-    public var reason: String
-    /// systemd's ERANGE (negative, or too large) rather than EINVAL (not a time span at all).
-    public var outOfRange = false
-    public var description: String { "invalid time span '\(text)': \(reason)" }
-}
-
-/// systemd's WHITESPACE, which separates the parts of a span.
-private func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 10 || c == 13 }
-/// C's isspace(), which strtoll() skips: WHITESPACE, vertical tab and form feed.
-private func isCSpace(_ c: UInt8) -> Bool { isSpace(c) || c == 11 || c == 12 }
-private func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
-private func rest(_ s: [UInt8], _ i: Int) -> String { String(decoding: s[i...], as: UTF8.self) }
