@@ -2,7 +2,7 @@ import TaskScheduling
 
 /// The `RunInfo` type of the IDL: built from a `Run` by the daemon, read back by clients, and kept
 /// as the task's history in the state folder.
-public struct RunInfo: Hashable, Sendable {
+public struct RunInfo: Hashable, Sendable, JSONValueConvertible {
     public var task: String
     public var kind: String
     public var runId: String

@@ -2,7 +2,7 @@ import TaskScheduling
 
 /// The `TaskInfo` type of the IDL: a task, its run in progress, its queue, its pending retry,
 /// its last results and its next elapse.
-public struct TaskInfo: Hashable, Sendable {
+public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
     public var name: String
     public var kind: String
     public var description: String
