@@ -63,9 +63,35 @@ public struct TaskFile: Sendable {
         _ list: WritableKeyPath<TaskFile, [T]>, _ e: UnitFileEntry,
         _ parse: (UnitFileEntry) throws(ConfigDiagnostic) -> [T]
     ) throws(ConfigDiagnostic) {
-        if e.value.isEmpty || !listsStarted.contains(e.key) { self[keyPath: list] = [] }
-        listsStarted.insert(e.key)
-        if !e.value.isEmpty { self[keyPath: list] += try parse(e) }
+        var started = listsStarted
+        defer { listsStarted = started }
+        try Self.append(e, to: &self[keyPath: list], started: &started, parse)
+    }
+
+    /// `append` onto a list among the definition's settings, named in `TaskOptions` (`\.onStartup`):
+    /// that key path is a constant, where `\.definition.onStartup` would be built at every entry.
+    mutating func append<T>(
+        _ setting: WritableKeyPath<TaskOptions, [T]>, _ e: UnitFileEntry,
+        _ parse: (UnitFileEntry) throws(ConfigDiagnostic) -> [T]
+    ) throws(ConfigDiagnostic) {
+        try Self.append(e, to: &definition[dynamicMember: setting], started: &listsStarted, parse)
+    }
+
+    /// `append` onto a list among the command's settings, named in `ExecOptions` (`\.environment`).
+    mutating func append<T>(
+        _ setting: WritableKeyPath<ExecOptions, [T]>, _ e: UnitFileEntry,
+        _ parse: (UnitFileEntry) throws(ConfigDiagnostic) -> [T]
+    ) throws(ConfigDiagnostic) {
+        try Self.append(e, to: &command[dynamicMember: setting], started: &listsStarted, parse)
+    }
+
+    private static func append<T>(
+        _ e: UnitFileEntry, to list: inout [T], started: inout Set<String>,
+        _ parse: (UnitFileEntry) throws(ConfigDiagnostic) -> [T]
+    ) throws(ConfigDiagnostic) {
+        if e.value.isEmpty || !started.contains(e.key) { list = [] }
+        started.insert(e.key)
+        if !e.value.isEmpty { list += try parse(e) }
     }
 
     /// The definition this file describes, on top of `base` (a Swift task's code-given definition), if any.

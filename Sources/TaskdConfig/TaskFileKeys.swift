@@ -42,7 +42,7 @@ enum TaskFileKeys {
                 f.definition.retry.jitter = value
             },
             "RetryPreventExitStatus": { f, e throws(ConfigDiagnostic) in
-                try f.append(\.definition.retry.preventExitStatus, e) { e throws(ConfigDiagnostic) in
+                try f.append(\.retry.preventExitStatus, e) { e throws(ConfigDiagnostic) in
                     try e.value.split(separator: " ").map { word throws(ConfigDiagnostic) in
                         guard let status = Int32(word), (0...255).contains(status) else {
                             throw ConfigDiagnostic(e.location, key: e.key, "'\(word)' is not an exit status (0 to 255)")
@@ -101,20 +101,20 @@ enum TaskFileKeys {
             "PauseAfterFailures": { f, e throws(ConfigDiagnostic) in
                 f.definition.pauseAfterFailures = try Value.integer(e, in: 0...10_000)
             },
-            "OnSuccess": { f, e throws(ConfigDiagnostic) in try f.append(\.definition.onSuccess, e, targets) },
-            "OnFailure": { f, e throws(ConfigDiagnostic) in try f.append(\.definition.onFailure, e, targets) },
-            "OnOverdue": { f, e throws(ConfigDiagnostic) in try f.append(\.definition.onOverdue, e, targets) },
+            "OnSuccess": { f, e throws(ConfigDiagnostic) in try f.append(\.onSuccess, e, targets) },
+            "OnFailure": { f, e throws(ConfigDiagnostic) in try f.append(\.onFailure, e, targets) },
+            "OnOverdue": { f, e throws(ConfigDiagnostic) in try f.append(\.onOverdue, e, targets) },
             "WakeUsers": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeUsers, e, users) },
             "WakeGroups": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeGroups, e, groups) },
         ],
         "Timer": [
-            "OnStartupSec": { f, e throws(ConfigDiagnostic) in try f.append(\.definition.onStartup, e, spans) },
+            "OnStartupSec": { f, e throws(ConfigDiagnostic) in try f.append(\.onStartup, e, spans) },
             "OnUnitActiveSec": { f, e throws(ConfigDiagnostic) in
-                try f.append(\.definition.onUnitActive, e, spans)
+                try f.append(\.onUnitActive, e, spans)
                 f.relativeTimerLocation = f.relativeTimerLocation ?? e.location
             },
             "OnUnitInactiveSec": { f, e throws(ConfigDiagnostic) in
-                try f.append(\.definition.onUnitInactive, e, spans)
+                try f.append(\.onUnitInactive, e, spans)
                 f.relativeTimerLocation = f.relativeTimerLocation ?? e.location
             },
             "RandomizedDelaySec": { f, e throws(ConfigDiagnostic) in
@@ -164,7 +164,7 @@ enum TaskFileKeys {
                 f.execStartLocation = e.location
             },
             "Environment": { f, e throws(ConfigDiagnostic) in
-                try f.append(\.command.environment, e) { e throws(ConfigDiagnostic) in
+                try f.append(\.environment, e) { e throws(ConfigDiagnostic) in
                     let assignments = try Value.words(e)
                     for assignment in assignments {
                         guard let eq = assignment.firstIndex(of: "="), isEnvironmentName(assignment[..<eq]) else {

@@ -34,9 +34,9 @@ public struct TaskState: Hashable, Sendable {
     /// without a box it reads the idle defaults, allocating nothing; a write goes through `activity`.
     @inlinable
     public subscript<Value>(dynamicMember path: WritableKeyPath<TaskActivity, Value>) -> Value {
-        _read {
-            if let box = activityBox { yield box.value[keyPath: path] } else { yield TaskActivity.idle[keyPath: path] }
-        }
+        // A getter inlined at every use, not `_read`: the key path then folds to the field; a call
+        // left in place would walk it at run time on every read.
+        @inline(__always) get { activityBox.map { $0.value[keyPath: path] } ?? TaskActivity.idle[keyPath: path] }
         _modify { yield &activity[keyPath: path] }
     }
 

@@ -39,7 +39,7 @@ public struct TimeSpan: Hashable, Comparable, Sendable, CustomStringConvertible 
     public init(parsing text: String, defaultUnit: UInt64 = TimeSpan.usecPerSecond) throws(TimeSpanError) {
         var scanner = TimeSpanScanner(text)
         scanner.skipSpace()
-        if scanner.skip("infinity") {
+        if scanner.skip(Array("infinity".utf8)) {
             scanner.skipSpace()
             guard scanner.atEnd else { throw TimeSpanError(text: text, reason: "trailing characters after 'infinity'") }
             self = .infinity

@@ -26,9 +26,9 @@ struct TimeSpanScanner {
     mutating func skipSpace() { while i < s.count, Self.isSpace(s[i]) { i += 1 } }
 
     /// Skips `word` if the text goes on with it; whether it did.
-    mutating func skip(_ word: String) -> Bool {
-        guard s[i...].starts(with: word.utf8) else { return false }
-        i += word.utf8.count
+    mutating func skip(_ word: [UInt8]) -> Bool {
+        guard s[i...].starts(with: word) else { return false }
+        i += word.count
         return true
     }
 
@@ -79,14 +79,17 @@ struct TimeSpanScanner {
     private func unit(after end: Int, defaultUnit: UInt64) throws(TimeSpanError) -> (UInt64, Int) {
         var u = end
         while u < s.count, Self.isSpace(s[u]) { u += 1 }
-        for (suffix, usec) in TimeSpan.parseUnits where s[u...].starts(with: suffix.utf8) {
-            return (usec, u + suffix.utf8.count)
+        for (suffix, usec) in Self.units where s[u...].starts(with: suffix) {
+            return (usec, u + suffix.count)
         }
         if end < s.count && !Self.isSpace(s[end]) {
             throw TimeSpanError(text: text, reason: "unknown unit at '\(rest(end))'")
         }
         return (defaultUnit, end)
     }
+
+    /// `TimeSpan.parseUnits` as bytes, in its order.
+    private static let units = TimeSpan.parseUnits.map { (Array($0.0.utf8), $0.1) }
 
     private var negativeSpan: TimeSpanError {
         TimeSpanError(text: text, reason: "negative time span", outOfRange: true)
