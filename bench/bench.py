@@ -148,10 +148,13 @@ class Bench:
                "floor": self.stats(floor) if isinstance(floor, list) else floor, "floor_name": floor_name,
                "peer": self.stats(peer) if isinstance(peer, list) else peer, "goal": goal}
         t, f = row["taskd"], row["floor"]
-        if t and f and f["median"]:
-            row["ratio"] = t["median"] / f["median"]
+        row["ratio"] = t["median"] / f["median"] if t and f and f["median"] else None
         # True, False, "unknown" (a peer the goal compares with was not measured), None (no goal).
-        held = check(row) if check else None
+        # A goal on a ratio that could not be computed (taskd gave no sample) does not hold.
+        try:
+            held = check(row) if check else None
+        except TypeError:
+            held = False
         row["holds"] = "unknown" if check and held is None else held
         self.results.append(row)
         print(self.format_row(row), flush=True)
