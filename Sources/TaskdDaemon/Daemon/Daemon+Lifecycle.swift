@@ -45,6 +45,7 @@ extension Daemon {
             journal.daemon(.configError, 4, "\(d.key): no Swift handler is registered; its runs will fail")
         }
         access = config.daemon.access
+        history.configure(config.tasks)
         conditions.reconfigure(config.tasks)
         watchConditions()
         let (diff, actions) = scheduler.reload(

@@ -1,7 +1,7 @@
 import TaskScheduling
-import TaskdMachine
 import TaskdConfig
 import TaskdIO
+import TaskdMachine
 import TaskdProcess
 import TaskdProtocol
 
@@ -61,8 +61,7 @@ package actor Daemon {
         commands = ports.commands
         makeMachine = ports.machine
         swift = SwiftHandlerLauncher(handlers: handlers)
-        let definitions = scheduler.tasks
-        history = RunHistory(records: records, store: ports.store) { definitions[$0]?.definition.historySize ?? 20 }
+        history = RunHistory(records: records, store: ports.store, tasks: config.tasks)
         watchers = RunWatchers(clock: ports.clock)
         metrics = MetricsPublisher(file: config.daemon.metricsFile, clock: ports.clock)
         status = ServiceStatus(notifier: ports.notifier, clock: ports.clock)
@@ -239,7 +238,8 @@ package actor Daemon {
             drainWaiters.removeAll()
         }
         armTimer(rearm: rearm)
-        status.changed { [weak self] in self?.onLoop { $0.status.send($0.statusText) } }
+        // The closure only when none is due yet: this runs after every batch of actions.
+        if !status.pending { status.changed { [weak self] in self?.onLoop { $0.status.send($0.statusText) } } }
     }
 
     /// `STATUS=`: runs active and queued, and the next timer.

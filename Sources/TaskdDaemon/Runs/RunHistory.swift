@@ -9,22 +9,32 @@ import TaskdProtocol
 final class RunHistory: RunEventObserver, @unchecked Sendable {
     private(set) var records: [TaskKey: TaskRecord]
     private let store: any RunStore
-    /// How many runs each task keeps (`History=`), from its definition.
-    private let keep: @Sendable (TaskKey) -> Int
+    /// `History=` of the tasks that do not keep the default number of runs (20).
+    private var historySizes: [TaskKey: Int] = [:]
     /// Tasks whose record changed since it was last handed to the store.
     private var dirty: Set<TaskKey> = []
     /// Ended runs that watchers learn of once the history that records them is on disk.
     private var endedAwaitingDisk: [TaskKey: [Run]] = [:]
 
-    init(records: [TaskKey: TaskRecord], store: any RunStore, keep: @escaping @Sendable (TaskKey) -> Int) {
+    init(records: [TaskKey: TaskRecord], store: any RunStore, tasks: [TaskDefinition]) {
         self.records = records
         self.store = store
-        self.keep = keep
+        configure(tasks)
     }
+
+    /// The tasks in effect (at start and at each reload): how many runs each keeps.
+    func configure(_ tasks: [TaskDefinition]) {
+        historySizes = [:]
+        for d in tasks where d.historySize != Self.defaultSize { historySizes[d.key] = d.historySize }
+    }
+
+    /// How many runs a task keeps when its `History=` is not set.
+    static let defaultSize = TaskDefinition(key: TaskKey(kind: "processing", identifier: "x"), handler: .swift)
+        .historySize
 
     func observe(_ event: SchedulerEvent) {
         guard case .ended(let run) = event else { return }
-        records[run.key, default: TaskRecord()].append(RunInfo(run), keep: keep(run.key))
+        records[run.key, default: TaskRecord()].append(RunInfo(run), keep: historySizes[run.key] ?? Self.defaultSize)
         dirty.insert(run.key)
         endedAwaitingDisk[run.key, default: []].append(run)
     }

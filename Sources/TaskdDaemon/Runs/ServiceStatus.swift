@@ -8,7 +8,8 @@ final class ServiceStatus: @unchecked Sendable {
     let notifier: ServiceNotifier
     private let clock: any DaemonClock
     private var last = ""
-    private var pending = false
+    /// Whether a `STATUS=` is due at the end of this turn already.
+    private(set) var pending = false
     private var watchdog: (any DaemonTimer)?
 
     init(notifier: ServiceNotifier, clock: any DaemonClock) {
