@@ -37,6 +37,10 @@ package struct DaemonProcess: Sendable {
         return [name, version, "(taskd \(TaskdVersion.current))"].compactMap { $0 }.joined(separator: " ")
     }
 
+    /// The exit status when the state folder is of a newer format (`StateFormat`): sysexits'
+    /// EX_CONFIG, which taskd.service's `RestartPreventExitStatus=` keeps from a restart loop.
+    static let stateRefused: Int32 = 78
+
     /// `[Daemon]` connection keys over `ConnectionLimits.defaults`.
     static func connectionLimits(_ settings: DaemonSettings) -> ConnectionLimits {
         var limits = ConnectionLimits.defaults
@@ -114,6 +118,16 @@ package struct DaemonProcess: Sendable {
         }
         let stateDirectory = options.stateDirectory ?? config.daemon.stateDirectory ?? DefaultPaths.stateDirectory
         ControlSocketServer.makeDirectories(stateDirectory)
+        switch StateFormat.check(directory: stateDirectory) {
+        case nil: break
+        case .failed(let path, let reason)?:
+            // As any other state error: scheduling goes on in memory, and the store says what fails.
+            journal.daemon(.stateError, 3, "\(path): \(reason)")
+        case let refusal?:
+            journal.daemon(.stateError, 2, refusal.description)
+            printError("\(name): \(refusal)")
+            return Self.stateRefused
+        }
         let socketPath = options.socketPath ?? config.daemon.socketPath ?? DefaultPaths.socketPath
         signal(SIGPIPE, SIG_IGN)
         let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP])
