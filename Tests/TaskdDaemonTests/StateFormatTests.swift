@@ -45,7 +45,9 @@ struct StateFormatTests {
         #expect(Self.stamp(directory) == "\(StateFormat.current + 1)\n")
     }
 
-    @Test("a file that holds no version number is refused with what it holds", arguments: ["", "two", "0", "-1", "1.5"])
+    @Test(
+        "a file that holds no version number is refused with what it holds",
+        arguments: ["", "two", "0", "-1", "1.5"])
     func noNumber(content: String) {
         let directory = StateStoreTests.folder()
         _ = FileIO.replace(directory + "/format", with: Array(content.utf8))
