@@ -51,6 +51,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     /// eventfd (for tests: it never needs to while it runs handler jobs on a loop left vacant).
     private let ownThreads = Mutex<[UInt]>([])
     private let ownWakes = Atomic<Int>(0)
+    /// How often the standby thread took the loop over (for tests).
+    private let takeovers = Atomic<Int>(0)
     /// Whether the current turn gave its CPU up already (`yieldOncePerTurn`).
     private let yielded = Atomic<Bool>(false)
     /// The `pthread_t` of the thread that runs the loop (0 while none does).
@@ -248,6 +250,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
                 return true
             }
             guard taken else { continue }
+            takeovers.add(1, ordering: .relaxed)
             // The jobs the stuck thread has not started yet must not wait for it.
             forwardHandlerJobs()
             return
@@ -315,6 +318,12 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
 
     /// How often the loop's own threads woke the loop through its eventfd (for tests).
     var ownThreadWakes: Int { ownWakes.load(ordering: .relaxed) }
+
+    /// How often the standby thread took the loop over from a thread stuck in handler jobs (for tests).
+    var takeoverCount: Int { takeovers.load(ordering: .relaxed) }
+
+    /// Whether no thread runs the loop, its thread running handler jobs (for tests).
+    var isVacant: Bool { roles.withLock { !$0.held } }
 
     /// Whether this turn of the loop yielded already (for tests).
     var hasYieldedThisTurn: Bool { yielded.load(ordering: .relaxed) }
