@@ -8,6 +8,7 @@ struct CommandLineArguments {
     /// Options that take a value; anything else starting with `-` is a flag.
     static let valued: Set<String> = [
         "--socket", "--id", "--payload", "-n", "--lines", "--run", "--base-time", "--iterations", "--until", "--note",
+        "--timeout",
     ]
 
     init(_ arguments: [String]) throws(UsageError) {

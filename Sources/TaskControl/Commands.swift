@@ -344,6 +344,30 @@ enum Commands {
         return .success
     }
 
+    /// `drain [--timeout]`: 0 once no run is active, 1 with the runs still active at the timeout.
+    static func drain(timeout: UInt64?, json: Bool, socket: String) throws(Failure) -> ExitCode {
+        let reply = try call(socket, SchedulerInterface.Drain.self, .init(timeoutUSec: timeout))
+        if json {
+            Terminal.out(Terminal.json(reply))
+        } else if reply.drained {
+            Terminal.out("Drained: no run is active, and none starts until taskctl drain --end or a restart.")
+        } else {
+            Terminal.out("Still active after the timeout (no new run starts meanwhile):")
+            reply.runs.forEach { Terminal.out("  \($0.task): run \($0.runId) \($0.state.rawValue)") }
+        }
+        return reply.drained ? .success : .runDidNotComplete
+    }
+
+    static func endDrain(json: Bool, socket: String) throws(Failure) -> ExitCode {
+        let waiting = try call(socket, SchedulerInterface.EndDrain.self, NoParameters()).waiting
+        if json {
+            Terminal.out(JSONValue.object(["waiting": .int(Int64(waiting))]).description)
+        } else {
+            Terminal.out("Drain ended: \(waiting) run(s) that waited start now.")
+        }
+        return .success
+    }
+
     static func cancel(_ target: String, json: Bool, socket: String) throws(Failure) -> ExitCode {
         let cancelled = try call(socket, SchedulerInterface.Cancel.self, .init(target: target)).runs
         if json {

@@ -28,6 +28,9 @@ public enum Taskctl {
           cancel TARGET|RUNID cancel one run, or the run in progress, queued runs and pending
                               retry of every task TARGET names
           reload              load the configuration again; prints what was added, removed, changed
+          drain [--timeout SPAN] | drain --end
+                              start no new run and wait until the runs in progress have ended, as
+                              before a restart; --end starts runs again
           logs NAME [-f] [-n N] [--run ID]
                               the task's journal, through journalctl
           calendar EXPRESSION... [--base-time TIMESTAMP] [--iterations N]
@@ -44,7 +47,8 @@ public enum Taskctl {
           -h, --help          show help (taskctl COMMAND --help for one command)
           --                  end of options: what follows is positional (an expression may start with '-')
 
-        Exit status: 0 success; 1 a run did not complete (--wait) or reload refused; 2 usage; 3 no such task;
+        Exit status: 0 success; 1 a run did not complete (--wait), reload refused or drain timed out; 2 usage;
+        3 no such task;
         4 taskd unreachable; 5 permission denied.
         """
 
@@ -104,6 +108,18 @@ public enum Taskctl {
           --note TEXT   why, shown by status, why and the journal
         """,
         "resume": "Usage: taskctl resume TARGET [--json]\n\nResumes every paused task TARGET names.",
+        "drain": """
+        Usage: taskctl drain [--timeout SPAN] [--json]
+               taskctl drain --end [--json]
+
+        Drains taskd, as before a restart or an upgrade: no new run starts (timers, wakes and
+        retries that come meanwhile wait, and acknowledged wakes stay on disk), and taskctl waits
+        until the runs in progress have ended: exit status 0 then, 1 if SPAN passed first (the runs
+        still active are listed). The drain lasts until taskctl drain --end, which starts the runs
+        that waited, or until taskd stops. Only root or taskd's own user.
+          --timeout SPAN  wait at most SPAN (30s, 5min)
+          --end           end the drain
+        """,
         "why": """
         Usage: taskctl why NAME [--json]
 
@@ -211,6 +227,20 @@ public enum Taskctl {
         case "resume":
             try args.check(allowed: [])
             return try Commands.resume(try one("TARGET"), json: json, socket: socket(args))
+        case "drain":
+            try args.check(allowed: ["--timeout", "--end"])
+            guard args.positional.isEmpty else { throw UsageError("drain takes no arguments") }
+            if args.flags.contains("--end") {
+                guard args.options["--timeout"] == nil else { throw UsageError("--end takes no --timeout") }
+                return try Commands.endDrain(json: json, socket: socket(args))
+            }
+            let timeout = try args.options["--timeout"].map { text throws(UsageError) -> UInt64 in
+                guard let span = try? TimeSpan(parsing: text), !span.isInfinite else {
+                    throw UsageError("--timeout needs a time span, such as 30s or 5min")
+                }
+                return span.microseconds
+            }
+            return try Commands.drain(timeout: timeout, json: json, socket: socket(args))
         case "why":
             try args.check(allowed: [])
             return try Commands.why(try one("NAME"), json: json, socket: socket(args))

@@ -161,7 +161,16 @@ public enum SchedulerInterface {
         # Resumes every paused task the target names; returns those resumed.
         method Resume(target: string) -> (tasks: []string)
 
-        # One reason a task runs, waits or does not run now. code: stopping, sleeping, paused, running,
+        # Drains taskd before a restart or an upgrade: no new run starts (timers, wakes and retries
+        # that come meanwhile wait, as for a free slot, and acknowledged wakes stay on disk); replies
+        # once no run is active, or after timeoutUSec with drained false and the runs still active.
+        # The drain lasts until EndDrain or until taskd stops. Only root or taskd's own user.
+        method Drain(timeoutUSec: ?int) -> (drained: bool, runs: []RunInfo)
+
+        # Ends a drain: the runs that waited start, as slots allow; returns how many waited.
+        method EndDrain() -> (waiting: int)
+
+        # One reason a task runs, waits or does not run now. code: stopping, sleeping, draining, paused, running,
         # waiting-for-conditions, waiting-for-slot, queued-behind, joins-run, replaces-run, retry-pending,
         # next-timer, wake-only, overdue, failing (alerted), failures, last-refusal or last-result;
         # messageId: the journal MESSAGE_ID of the entries behind it, where there are some.

@@ -38,6 +38,14 @@ actor FakeScheduler: SchedulerControl {
     func why(name: String) throws -> (TaskKey, [(WhyReason, MessageID?)]) {
         (TaskKey(kind: "processing", identifier: name), [(WhyReason(.paused, "paused by hand"), .paused)])
     }
+    func drain(timeout: UInt64?, peer: PeerCredentials, reply: @escaping @Sendable (Bool, [RunInfo]) -> Void) throws {
+        heard.append("drain \(timeout ?? 0)")
+        reply(timeout == nil, [])
+    }
+    func endDrain(peer: PeerCredentials) throws -> Int {
+        heard.append("endDrain")
+        return 2
+    }
     func metrics(prometheus: Bool) -> [UInt8] { Array("# EOF\n".utf8) }
     func list() -> [TaskInfo] { tasks }
     func status(name: String) throws -> TaskInfo { tasks[0] }

@@ -60,7 +60,7 @@ struct VarlinkTests {
             SchedulerInterface.Wake.self, SchedulerInterface.List.self, SchedulerInterface.Status.self,
             SchedulerInterface.History.self, SchedulerInterface.Cancel.self, SchedulerInterface.Reload.self,
             SchedulerInterface.Pause.self, SchedulerInterface.Resume.self, SchedulerInterface.Why.self,
-            SchedulerInterface.Metrics.self,
+            SchedulerInterface.Metrics.self, SchedulerInterface.Drain.self, SchedulerInterface.EndDrain.self,
         ]
         #expect(declared.sorted() == typed.map { $0.name }.sorted())
     }

@@ -2,7 +2,7 @@
 public struct WhyReason: Hashable, Sendable {
     /// What kind of reason; the daemon names the journal MESSAGE_ID behind each.
     public enum Code: String, Hashable, Sendable {
-        case stopping, sleeping, paused, running
+        case stopping, sleeping, draining, paused, running
         case waitingForConditions = "waiting-for-conditions"
         case waitingForSlot = "waiting-for-slot"
         case queuedBehind = "queued-behind"

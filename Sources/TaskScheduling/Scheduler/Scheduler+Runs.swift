@@ -115,7 +115,7 @@ extension Scheduler {
             waitForConditions(&run, definition: d, at: now, actions: &actions)
             return run
         }
-        if ready.isEmpty && activeCount < maxConcurrentRuns && !isSleeping {
+        if ready.isEmpty && activeCount < maxConcurrentRuns && !isSleeping && !isDraining {
             if let d = definition ?? tasks[run.key]?.definition {
                 markStarted(&run, definition: d, at: now, actions: &actions)
             }
@@ -163,7 +163,7 @@ extension Scheduler {
             makeReady(id)
         }
         var free = maxConcurrentRuns - activeCount  // counted once: each start takes one slot
-        while !isStopping, !isSleeping, !ready.isEmpty, free > 0 {
+        while !isStopping, !isSleeping, !isDraining, !ready.isEmpty, free > 0 {
             let id = ready.removeFirst()
             if !allConditionsHold, var run = runs[id], let d = tasks[run.key]?.definition,
                 !d.conditions.isDisjoint(with: unheldConditions)

@@ -10,6 +10,12 @@ extension Scheduler {
         if isSleeping {
             reasons.append(WhyReason(.sleeping, "the system is going to sleep: no run starts until it resumes"))
         }
+        if isDraining {
+            reasons.append(
+                WhyReason(
+                    .draining, "taskd is draining (taskctl drain): no run starts until the drain ends or taskd restarts"
+                ))
+        }
         let h = health(of: key)
         if let pause = h.pause {
             let until = pause.until.map { " until \(time($0))" } ?? " until resumed"

@@ -28,6 +28,8 @@ public struct Scheduler: Sendable {
     public internal(set) var isStopping = false
     /// True from `prepareForSleep` to `resumed`: no new runs start.
     public internal(set) var isSleeping = false
+    /// True from `drain` to `endDrain` (`taskctl drain`): no new runs start.
+    public internal(set) var isDraining = false
     /// Whether logind's sleep is watched (`WatchSleep=`): the delay inhibitor is then held from the first run on.
     public let watchesSleep: Bool
     /// Runs cut short by sleep, by task: each runs again at `resumed` (trigger `resume`).

@@ -50,6 +50,14 @@ extension ControlService {
                 }
                 call.reply(.init(task: key.description, reasons: infos))
             },
+            Row(SchedulerInterface.Drain.self) { p, call, scheduler in
+                try scheduler.drain(timeout: p.timeoutUSec, peer: call.peer) { drained, runs in
+                    call.reply(.init(drained: drained, runs: runs))
+                }
+            },
+            Row(SchedulerInterface.EndDrain.self) { _, call, scheduler in
+                call.reply(.init(waiting: try scheduler.endDrain(peer: call.peer)))
+            },
             Row(SchedulerInterface.Metrics.self) { _, call, scheduler in
                 call.reply(.init(text: String(decoding: scheduler.metrics(prometheus: false), as: UTF8.self)))
             },

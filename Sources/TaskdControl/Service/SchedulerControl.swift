@@ -22,6 +22,11 @@ public protocol SchedulerControl: Actor {
     func pause(target: String, until: UInt64?, note: String, peer: PeerCredentials) throws -> [String]
     func resume(target: String, peer: PeerCredentials) throws -> [String]
     func why(name: String) throws -> (TaskKey, [(WhyReason, ReasonMessageID?)])
+    /// Starts a drain (`peer` must be an admin); `reply` gets whether no run is active, and the
+    /// runs still active, once none is or `timeout` (µs) has passed.
+    func drain(timeout: UInt64?, peer: PeerCredentials, reply: @escaping @Sendable (Bool, [RunInfo]) -> Void) throws
+    /// Ends the drain (`peer` must be an admin); returns how many runs waited for it.
+    func endDrain(peer: PeerCredentials) throws -> Int
     func metrics(prometheus: Bool) -> [UInt8]
     func list() -> [TaskInfo]
     func status(name: String) throws -> TaskInfo

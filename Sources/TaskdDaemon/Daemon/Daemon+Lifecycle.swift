@@ -71,7 +71,7 @@ extension Daemon {
         if grace > 0 { status.notifier.notify("EXTEND_TIMEOUT_USEC=\(grace + 5_000_000)") }
         journal.daemon(.daemonStopping, 5, "stopping: cancelling \(count) run(s)")
         perform(actions)
-        if !scheduler.runs.isEmpty { await withCheckedContinuation { drainWaiters.append($0) } }
+        if !scheduler.runs.isEmpty { await withCheckedContinuation { stopWaiters.append($0) } }
         await store.waitDurable(store.add([]))
     }
 }

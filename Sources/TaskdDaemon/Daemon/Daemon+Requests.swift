@@ -27,10 +27,11 @@ extension Daemon {
         }
     }
 
-    /// Throws `permissionDenied` unless the peer is root or taskd's own user.
+    /// Throws `permissionDenied` unless the peer is root or taskd's own user (reload, drain).
     package func checkAdmin(_ peer: PeerCredentials) throws {
         guard peer.uid == 0 || peer.uid == owner else {
-            throw DaemonError.permissionDenied("only root may reload taskd")
+            throw DaemonError.permissionDenied(
+                "uid \(peer.uid) may not reload or drain taskd: only root and taskd's own user may")
         }
     }
 

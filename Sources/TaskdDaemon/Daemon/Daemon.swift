@@ -38,7 +38,10 @@ package actor Daemon {
     /// The deadline timer, armed for the scheduler's next deadline.
     var timer: (any DaemonTimer)?
     var timerDeadline: UInt64?
-    var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The `Drain` calls waiting for the active runs to end, and the timer of their timeouts.
+    var drainCalls = DrainCalls()
+    var drainTimer: (any DaemonTimer)?
     var recordRandom = SystemRandom()
     /// `AllowUsers=`/`AllowGroups=` of the configuration in effect.
     var access: AccessList?
@@ -233,9 +236,10 @@ package actor Daemon {
     }
 
     func afterChange(rearm: Bool = false) {
-        if scheduler.runs.isEmpty, !drainWaiters.isEmpty {
-            drainWaiters.forEach { $0.resume() }
-            drainWaiters.removeAll()
+        answerDrainCalls()
+        if scheduler.runs.isEmpty, !stopWaiters.isEmpty {
+            stopWaiters.forEach { $0.resume() }
+            stopWaiters.removeAll()
         }
         armTimer(rearm: rearm)
         // The closure only when none is due yet: this runs after every batch of actions.
@@ -247,6 +251,7 @@ package actor Daemon {
         let running = scheduler.activeCount
         let waiting = scheduler.runs.count - running
         var text = running == 0 ? "Idle" : "\(running) run(s) active"
+        if scheduler.isDraining { text = "Draining: " + (running == 0 ? "no run active" : text) }
         if waiting > 0 { text += ", \(waiting) queued" }
         if let (due, key) = scheduler.tasks.nextDue, !scheduler.isStopping {
             text += "; next: \(key.identifier) at \(Timestamp.format(clock.now().realtime(at: due)))"

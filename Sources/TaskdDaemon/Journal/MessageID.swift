@@ -36,6 +36,8 @@ public enum MessageID: String, CaseIterable, Sendable {
     case taskRecovered = "d41f2525e8074f6990df56ddb055c140"
     case taskPaused = "8b8d0675948e42339320e30db5ca9217"
     case taskResumed = "31452ccdc2a642f89c47d2a096ed9dde"
+    case drainStarted = "5f0eef66a92242d5a3d95aac81aaccd6"
+    case drainEnded = "13f26e7abda74cd3a55a2734f4773de9"
 }
 
 extension MessageID {
@@ -44,6 +46,7 @@ extension MessageID {
         switch code {
         case .stopping: return .daemonStopping
         case .sleeping: return .systemSleeps
+        case .draining: return .drainStarted
         case .paused: return .taskPaused
         case .running: return .runStarted
         case .waitingForConditions: return .conditionsChanged
