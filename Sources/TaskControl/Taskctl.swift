@@ -47,9 +47,8 @@ public enum Taskctl {
           -h, --help          show help (taskctl COMMAND --help for one command)
           --                  end of options: what follows is positional (an expression may start with '-')
 
-        Exit status: 0 success; 1 a run did not complete (--wait), reload refused or drain timed out; 2 usage;
-        3 no such task;
-        4 taskd unreachable; 5 permission denied.
+        Exit status: 0 success; 1 a run did not complete (--wait), reload refused or drain timed out;
+        2 usage; 3 no such task; 4 taskd unreachable; 5 permission denied.
         """
 
     static let commandUsage: [String: String] = [
