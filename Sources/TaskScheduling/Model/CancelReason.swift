@@ -22,4 +22,11 @@ public enum CancelReason: String, Hashable, Sendable, CaseIterable {
     case sleep
     /// The task was paused: its trigger was recorded and not run.
     case paused
+    /// taskd is re-executing itself (`taskctl upgrade`): a Swift handler cannot outlive its image,
+    /// so it is cancelled, and run again by the new one.
+    case upgrade
+
+    /// True when the run was cut short by taskd itself going away (a stop, an upgrade): its
+    /// acknowledged wakes are not answered, and run again at the next start.
+    public var keepsWakes: Bool { self == .shutdown || self == .upgrade }
 }

@@ -22,7 +22,7 @@ public struct Run: Hashable, Sendable {
     /// True for a Swift handler, which is abandoned (not killed) at the hard stop.
     public var inProcess: Bool
     /// True when its task had `Sleep=block` as it started: it holds sleep back, and sleep does not cancel it.
-    public internal(set) var blocksSleep = false
+    public var blocksSleep = false
     /// Monotonic instant at which cancellation is signalled (`budget − grace` after the start).
     public var cancelAt: UInt64 = .max
     /// Monotonic instant of the hard stop; moved earlier by a cancel (its grace) but never later.

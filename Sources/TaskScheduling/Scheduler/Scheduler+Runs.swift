@@ -239,7 +239,7 @@ extension Scheduler {
             })
         else {
             // Fenced, or its task is gone. A run cut short by shutdown answers nothing: its wakes run again.
-            let answered = run.cancelReason != .shutdown || (termination?.isSuccess ?? false)
+            let answered = !(run.cancelReason?.keepsWakes ?? false) || (termination?.isSuccess ?? false)
             if answered && !run.records.isEmpty { actions.append(.settle(run.records)) }
             actions += pump(at: now)
             return actions
@@ -265,7 +265,9 @@ extension Scheduler {
             cutBySleep[run.key] = TriggerRequest(
                 trigger: .resume, attempt: run.attempt, wakeID: run.wakeID, payload: run.payload, records: run.records,
                 previousAttempt: run.id, scheduled: run.scheduledRealtime == 0 ? nil : run.scheduledRealtime)
-        } else if !run.records.isEmpty && (run.cancelReason != .shutdown || (termination?.isSuccess ?? false)) {
+        } else if !run.records.isEmpty
+            && (!(run.cancelReason?.keepsWakes ?? false) || (termination?.isSuccess ?? false))
+        {
             actions.append(.settle(run.records))
         }
         recordEnd(run, retrying: retrying, at: now, actions: &actions)
