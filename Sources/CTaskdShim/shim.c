@@ -266,3 +266,12 @@ int taskd_fix_mmap_threshold(int bytes) {
 long taskd_getxattr(const char *path, const char *name, void *value, unsigned long size) {
     return (long)getxattr(path, name, value, size);
 }
+
+/* taskd's version, as the binary carries it: one string behind a marker, so that a package build
+   may stamp its own (-DTASKD_VERSION) and a test may make a binary of another version by
+   rewriting these bytes in a copy (an upgrade in place to a different build). */
+#ifndef TASKD_VERSION
+#define TASKD_VERSION "0.1.0"
+#endif
+static const char taskd_version_string[] = "taskd-version:" TASKD_VERSION;
+const char *taskd_version(void) { return taskd_version_string + sizeof("taskd-version:") - 1; }

@@ -61,6 +61,10 @@ enum Commands {
             return Failure(
                 code: .runDidNotComplete,
                 message: "reload refused; the running configuration stays:\n" + errors.joined(separator: "\n"))
+        case SchedulerInterface.noSuchRun:
+            return Failure(code: .noSuchTask, message: "no run has the id \(p.runId ?? "")")
+        case SchedulerInterface.upgradeFailed:
+            return Failure(code: .runDidNotComplete, message: "the upgrade did not happen: \(p.reason ?? "")")
         case SchedulerInterface.shuttingDown:
             return Failure(code: .unreachable, message: "taskd is shutting down")
         case SchedulerInterface.tooManyConnections:
@@ -69,95 +73,6 @@ enum Commands {
         default:
             return Failure(code: .usage, message: "taskd refused the request: \(name) \(JSONValue.object(parameters))")
         }
-    }
-
-    static func wake(
-        _ parameters: SchedulerInterface.Wake.Parameters, wait: Bool, json: Bool, events: Bool = false, socket: String
-    ) throws(Failure) -> ExitCode {
-        var shown: [String: RunState] = [:]
-        let live = LiveLine(enabled: wait && !json && !events && isatty(1) == 1)
-        let reply = try call(socket, SchedulerInterface.Wake.self, parameters, more: wait) { reply, continues in
-            guard wait else { return }
-            if events {
-                let runs = JSONValue.array(reply.runs.map(\.json))
-                Terminal.out(JSONValue.object(["runs": runs, "final": .bool(!continues)]).description)
-                return
-            }
-            guard !json else { return }
-            for run in reply.runs where shown[run.runId] != run.state {
-                if shown[run.runId] == nil || run.hasEnded { live.print(describe(run)) }
-                shown[run.runId] = run.state
-            }
-            live.show(reply.runs.filter { !$0.hasEnded }.compactMap(progressLine).joined(separator: "; "))
-        }
-        live.print(nil)
-        let final = reply.runs
-        if events {
-            // Every reply was printed as it came.
-        } else if json {
-            Terminal.out(JSONValue.array(final.map(\.json)).description)
-        } else if !wait {
-            final.forEach { Terminal.out(describe($0)) }
-        }
-        if final.contains(where: { $0.disposition == .refused }) { return .runDidNotComplete }
-        if wait && !final.allSatisfy({ $0.state == .completed }) { return .runDidNotComplete }
-        return .success
-    }
-
-    /// A running run's progress and status, `appRefresh: 3/250 (1%), fetching page 4`; nil without any.
-    static func progressLine(_ run: RunInfo) -> String? {
-        let count = run.progressCompleted.map { completed in
-            guard let total = run.progressTotal, total > 0 else { return "\(completed)" }
-            return "\(completed)/\(total) (\(min(100, max(0, completed * 100 / total)))%)"
-        }
-        let parts = [count, run.status].compactMap { $0 }
-        return parts.isEmpty ? nil : "\(run.task): " + parts.joined(separator: ", ")
-    }
-
-    /// One line about a run: what it is doing, or how it ended.
-    static func describe(_ run: RunInfo) -> String {
-        let head = "\(run.task): run \(run.runId)"
-        if run.disposition == .refused {
-            return "\(run.task): wake refused: the queue is full (QueueLimit=) and its payload differs from "
-                + "that of the last queued run, \(run.runId)"
-        }
-        if run.disposition == .paused {
-            return
-                "\(run.task): paused: the wake was recorded (run \(run.runId)) and not run; taskctl resume \(run.task)"
-        }
-        if !run.hasEnded {
-            switch run.disposition {
-            case .coalesced:
-                return "\(head) already \(run.state.rawValue) (trigger \(run.trigger.rawValue)); this wake joined it"
-            case .overflow: return "\(head) queued; the queue is full, so this wake joined the last queued run"
-            case .queued: return "\(head) queued behind the run in progress (Overlap=queue)"
-            case .started where run.waitingFor != nil:
-                return "\(head) waiting: \(run.waitingFor!) (trigger \(run.trigger.rawValue))"
-            case .started, .refused, .paused:
-                let attempt = run.attempt > 1 ? ", attempt \(run.attempt)" : ""
-                let budget = Terminal.span(run.budgetUSec)
-                return "\(head) \(run.state.rawValue) (trigger \(run.trigger.rawValue)\(attempt), budget \(budget))"
-            }
-        }
-        var text = "\(head) \(run.state.rawValue)"
-        if let d = run.durationUSec { text += " in \(Terminal.span(d))" }
-        var details: [String] = []
-        if run.attempt > 1 { details.append("attempt \(run.attempt)") }
-        if let code = run.exitStatus, code != 0 { details.append("exit status \(code)") }
-        if let s = run.signal { details.append(s) }
-        if let r = run.cancelReason { details.append("cancel reason \(r)") }
-        if let e = run.error { details.append(e) }
-        if run.stale { details.append("stale result ignored") }
-        if run.partial { details.append("done partially, not retried") }
-        if let delay = run.retryInUSec {
-            details.append("retry \(run.attempt + 1) in \(Terminal.span(delay))")
-        }
-        if !details.isEmpty { text += " (" + details.joined(separator: ", ") + ")" }
-        if let result = run.result { text += ": " + result.description }
-        if run.hasEnded, let progress = progressLine(run) {
-            text += " [last progress " + progress.dropFirst(run.task.count + 2) + "]"
-        }
-        return text
     }
 
     static func list(failed: Bool = false, overdue: Bool = false, json: Bool, socket: String) throws(Failure)

@@ -31,6 +31,8 @@ public enum Taskctl {
           drain [--timeout SPAN] | drain --end
                               start no new run and wait until the runs in progress have ended, as
                               before a restart; --end starts runs again
+          upgrade             re-execute taskd's binary (after a package upgrade) without ending the
+                              command runs in progress
           logs NAME [-f] [-n N] [--run ID]
                               the task's journal, through journalctl
           calendar EXPRESSION... [--base-time TIMESTAMP] [--iterations N]
@@ -47,7 +49,8 @@ public enum Taskctl {
           -h, --help          show help (taskctl COMMAND --help for one command)
           --                  end of options: what follows is positional (an expression may start with '-')
 
-        Exit status: 0 success; 1 a run did not complete (--wait), reload refused or drain timed out;
+        Exit status: 0 success; 1 a run did not complete (--wait), reload refused, drain timed out or
+        upgrade failed;
         2 usage; 3 no such task; 4 taskd unreachable; 5 permission denied.
         """
 
@@ -118,6 +121,15 @@ public enum Taskctl {
         that waited, or until taskd stops. Only root or taskd's own user.
           --timeout SPAN  wait at most SPAN (30s, 5min)
           --end           end the drain
+        """,
+        "upgrade": """
+        Usage: taskctl upgrade [--json]
+
+        Re-executes the binary now at taskd's path (as after a package upgrade), keeping its PID:
+        the command runs in progress go on, their output and budgets too; Swift handlers' runs are
+        cancelled (reason upgrade) and run again in the new image. The new binary's --check-config
+        must pass first, or nothing changes. Waits until the new image answers. Exit status 0
+        upgraded, 1 the upgrade did not happen. Only root or taskd's own user. SIGUSR2 does the same.
         """,
         "why": """
         Usage: taskctl why NAME [--json]
@@ -240,6 +252,10 @@ public enum Taskctl {
                 return span.microseconds
             }
             return try Commands.drain(timeout: timeout, json: json, socket: socket(args))
+        case "upgrade":
+            try args.check(allowed: [])
+            guard args.positional.isEmpty else { throw UsageError("upgrade takes no arguments") }
+            return try UpgradeCommand.run(json: json, socket: socket(args))
         case "why":
             try args.check(allowed: [])
             return try Commands.why(try one("NAME"), json: json, socket: socket(args))

@@ -20,9 +20,17 @@ public final class CommandProcess: Sendable {
     /// The run's cgroup, if it has one.
     public let cgroup: RunCgroup?
     private let state: Mutex<State>
+    private let onOutput: @Sendable (CommandOutput) -> Void
+    private let onExit: @Sendable (Termination, RunUsage) -> Void
 
     private struct State: Sendable {
         var exited = false
+        /// The leader's wait status, once reaped.
+        var waitStatus: Int32?
+        /// True once handed to the next image (`handOff`): nothing more is reported from here.
+        var handedOff = false
+        /// The pidfd watched for the leader's exit, and its event-loop token.
+        var exitWatch: (fd: Int32, token: UInt64)?
         /// The open pipe read ends, each with its line splitter.
         var splitters: [Int32: LineSplitter] = [:]
         /// The event-loop tokens of the open pipes still watched (none after SIGKILL: see `signalGroup`).
@@ -74,10 +82,9 @@ public final class CommandProcess: Sendable {
             // The child's `main` first, then the rest of the loop's turn (wake → command's main:
             // 1.21–1.34× the C floor before, 1.05–1.13× after; tenth round in bench/PROFILING.md's git history).
             EventLoop.shared.yieldOncePerTurn()
-            let process = CommandProcess(pid: pid, cgroup: cgroup, outputLimit: outputLimit)
-            process.watch(
-                pipes: [(outPipe[0], .stdout), (errPipe[0], .stderr), (notifyPipe[0], .notify)], onOutput: onOutput,
-                onExit: onExit)
+            let process = CommandProcess(
+                pid: pid, cgroup: cgroup, outputLimit: outputLimit, onOutput: onOutput, onExit: onExit)
+            process.watch(pipes: [(outPipe[0], .stdout, []), (errPipe[0], .stderr, []), (notifyPipe[0], .notify, [])])
             return process
         case .failure(let error):
             close(outPipe[0])
@@ -87,101 +94,57 @@ public final class CommandProcess: Sendable {
         }
     }
 
-    /// The common case: nothing about the identity changes, so glibc's `posix_spawn` (a vfork) will do.
-    private static func posixSpawn(
-        _ path: String, _ argv: [UnsafeMutablePointer<CChar>?], _ env: [UnsafeMutablePointer<CChar>?],
-        stdin: Int32, stdout: Int32, stderr: Int32, notify: Int32, cwd: String?
-    ) -> Result<pid_t, SpawnError> {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
-        // dup2 onto itself clears close-on-exec here (glibc ≥ 2.29, as POSIX asks).
-        posix_spawn_file_actions_adddup2(&actions, notify, 3)
-        taskd_spawn_addclosefrom(&actions, 4)
-        if let cwd { taskd_spawn_addchdir(&actions, cwd) }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        sigdelset(&defaults, SIGKILL)
-        sigdelset(&defaults, SIGSTOP)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(
-            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, env)
-        guard rc == 0 else { return .failure(SpawnError(message: "\(path): \(String(cString: strerror(rc)))")) }
-        return .success(pid)
-    }
-
-    /// User=, Group=, SupplementaryGroups=, UMask= or Nice= is set, or the run has a cgroup: vfork
-    /// and exec through the shim.
-    private static func forkExec(
-        _ path: String, _ argv: [UnsafeMutablePointer<CChar>?], _ env: [UnsafeMutablePointer<CChar>?],
-        stdin: Int32, stdout: Int32, stderr: Int32, notify: Int32, cwd: String?, identity: ExecIdentity,
-        cgroupFD: Int32?
-    ) -> Result<pid_t, SpawnError> {
-        var groups = (identity.groups ?? []).map { gid_t($0) }
-        // Without root, a command may only run as taskd's own user, whose groups it keeps.
-        let keepGroups = geteuid() != 0 && identity.uid.map { $0 == geteuid() } ?? true
-        var step: Int32 = 0
-        let pid = groups.withUnsafeMutableBufferPointer { buffer -> pid_t in
-            var spec = taskd_exec_identity()
-            spec.set_groups = identity.groups != nil && !keepGroups ? 1 : 0
-            spec.groups = UnsafePointer(buffer.baseAddress)
-            spec.ngroups = Int32(buffer.count)
-            if let gid = identity.gid, gid != getegid() || geteuid() == 0 {
-                spec.set_gid = 1
-                spec.gid = gid
-            }
-            if let uid = identity.uid {
-                spec.set_uid = 1
-                spec.uid = uid
-            }
-            if let umask = identity.umask {
-                spec.set_umask = 1
-                spec.umask = mode_t(umask)
-            }
-            if let nice = identity.nice {
-                spec.set_nice = 1
-                spec.nice = nice
-            }
-            if let cgroupFD {
-                spec.set_cgroup = 1
-                spec.cgroup_fd = cgroupFD
-            }
-            return taskd_spawn_as(path, argv, env, stdin, stdout, stderr, notify, cwd, &spec, &step)
-        }
-        guard pid < 0 else { return .success(pid) }
-        let reason = String(cString: strerror(errno))
-        let what: String
-        switch step {
-        case Int32(TASKD_STEP_NICE.rawValue): what = "setting Nice=\(identity.nice ?? 0)"
-        case Int32(TASKD_STEP_GROUPS.rawValue): what = "setting the supplementary groups"
-        case Int32(TASKD_STEP_GID.rawValue): what = "setting Group= (gid \(identity.gid ?? 0))"
-        case Int32(TASKD_STEP_UID.rawValue): what = "setting User= (uid \(identity.uid ?? 0))"
-        case Int32(TASKD_STEP_CHDIR.rawValue): what = "WorkingDirectory=\(cwd ?? "")"
-        case Int32(TASKD_STEP_EXEC.rawValue): what = path
-        case Int32(TASKD_STEP_CGROUP.rawValue): what = "entering the run's cgroup"
-        default: what = "starting \(path)"
-        }
-        return .failure(SpawnError(message: "\(what): \(reason)"))
-    }
-
-    private init(pid: pid_t, cgroup: RunCgroup?, outputLimit: OutputRateLimit) {
+    private init(
+        pid: pid_t, cgroup: RunCgroup?, outputLimit: OutputRateLimit,
+        onOutput: @escaping @Sendable (CommandOutput) -> Void,
+        onExit: @escaping @Sendable (Termination, RunUsage) -> Void
+    ) {
         self.pid = pid
         self.cgroup = cgroup
+        self.onOutput = onOutput
+        self.onExit = onExit
         self.state = Mutex(State(limiter: OutputRateLimiter(outputLimit)))
+    }
+
+    /// Takes over a command an earlier image of taskd started (`handOff` there, then `execve`): it
+    /// is watched as if spawned here; its rate limit's window starts again.
+    public static func adopt(
+        _ handoff: CommandHandoff, outputLimit: OutputRateLimit = .off, cgroup: RunCgroup? = nil,
+        onOutput: @escaping @Sendable (CommandOutput) -> Void,
+        onExit: @escaping @Sendable (Termination, RunUsage) -> Void
+    ) -> CommandProcess {
+        let process = CommandProcess(
+            pid: handoff.pid, cgroup: cgroup, outputLimit: outputLimit, onOutput: onOutput, onExit: onExit)
+        for pipe in handoff.pipes { _ = fcntl(pipe.fd, F_SETFD, FD_CLOEXEC) }
+        process.watch(pipes: handoff.pipes.map { ($0.fd, $0.stream, $0.unfinished) }, reaped: handoff.waitStatus)
+        return process
+    }
+
+    /// Stops watching the command, for the next image of taskd (`taskctl upgrade`): the complete
+    /// lines read so far are delivered now, the rest stays in the pipes, whose read ends lose
+    /// close-on-exec; returns what `adopt` needs. Nothing is reported from here afterwards.
+    public func handOff() -> CommandHandoff {
+        let (watched, exitWatch, status) = state.withLock { s in
+            s.handedOff = true
+            defer {
+                s.watched = [:]
+                s.exitWatch = nil
+            }
+            return (s.watched, s.exitWatch, s.waitStatus)
+        }
+        for (fd, token) in watched { EventLoop.shared.deregister(fd: fd, token: token) }
+        if let exitWatch {
+            EventLoop.shared.deregister(fd: exitWatch.fd, token: exitWatch.token)
+            close(exitWatch.fd)
+        }
+        var pipes: [CommandHandoff.Pipe] = []
+        for fd in state.withLock({ $0.splitters.keys.sorted() }) {
+            _ = drain(fd, onOutput: onOutput)
+            guard let splitter = state.withLock({ $0.splitters.removeValue(forKey: fd) }) else { continue }
+            _ = fcntl(fd, F_SETFD, 0)
+            pipes.append(CommandHandoff.Pipe(fd: fd, stream: splitter.stream, unfinished: splitter.unfinished))
+        }
+        return CommandHandoff(pid: pid, pipes: pipes, cgroup: cgroup?.path, waitStatus: status)
     }
 
     /// Sends `signal` to the whole process group, unless the leader has already been reaped.
@@ -206,14 +169,14 @@ public final class CommandProcess: Sendable {
     /// How many of its pipes the event loop still watches (for tests).
     var watchedPipes: Int { state.withLock { $0.watched.count } }
 
-    private func watch(
-        pipes: [(fd: Int32, stream: OutputLine.Stream)], onOutput: @escaping @Sendable (CommandOutput) -> Void,
-        onExit: @escaping @Sendable (Termination, RunUsage) -> Void
-    ) {
+    /// Watches the pipes (`unfinished`: the start of a line read before) and the leader's exit;
+    /// `reaped`: its wait status, if it was reaped already (by an earlier image).
+    private func watch(pipes: [(fd: Int32, stream: OutputLine.Stream, unfinished: [UInt8])], reaped: Int32? = nil) {
         let loop = EventLoop.shared
-        for (fd, stream) in pipes {
+        let onOutput = self.onOutput
+        for (fd, stream, unfinished) in pipes {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            state.withLock { $0.splitters[fd] = LineSplitter(stream: stream) }
+            state.withLock { $0.splitters[fd] = LineSplitter(stream: stream, pending: unfinished) }
             let token = loop.register(fd: fd, events: EventLoop.readable) { [self] _ in
                 if !self.drain(fd, onOutput: onOutput) { self.closePipe(fd) }
             }
@@ -224,19 +187,26 @@ public final class CommandProcess: Sendable {
                 close(fd)
             }
         }
+        if let reaped {
+            Task(executorPreference: loop) { self.exited(status: reaped, usage: rusage()) }
+            return
+        }
         let pidfd = taskd_pidfd_open(pid)
-        let exitToken = pidfd < 0 ? nil : Mutex<UInt64?>(nil)
-        if let exitToken {
+        if pidfd >= 0 {
             let token = loop.register(fd: pidfd, events: EventLoop.readable) { [self] _ in
                 var status: Int32 = 0
                 var usage = rusage()
                 guard wait4(self.pid, &status, WNOHANG, &usage) == self.pid else { return }
-                if let t = exitToken.withLock({ $0 }) { loop.deregister(fd: pidfd, token: t) }
-                close(pidfd)
-                self.exited(status: status, usage: usage, onOutput, onExit)
+                if let watch = self.state.withLock({ $0.exitWatch.take() }) {
+                    loop.deregister(fd: watch.fd, token: watch.token)
+                    close(watch.fd)
+                }
+                self.exited(status: status, usage: usage)
             }
-            exitToken.withLock { $0 = token }
-            if token != nil { return }
+            if let token {
+                state.withLock { $0.exitWatch = (pidfd, token) }
+                return
+            }
             close(pidfd)
         }
         // No pidfd (old kernel): wait on a dedicated thread instead of a cooperative one.
@@ -245,15 +215,17 @@ public final class CommandProcess: Sendable {
             var status: Int32 = 0
             var usage = rusage()
             while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-            self.exited(status: status, usage: usage, onOutput, onExit)
+            self.exited(status: status, usage: usage)
         }
     }
 
-    private func exited(
-        status: Int32, usage: rusage, _ onOutput: @escaping @Sendable (CommandOutput) -> Void,
-        _ onExit: @escaping @Sendable (Termination, RunUsage) -> Void
-    ) {
-        state.withLock { $0.exited = true }
+    private func exited(status: Int32, usage: rusage) {
+        let handedOff = state.withLock { s in
+            s.exited = true
+            s.waitStatus = status
+            return s.handedOff
+        }
+        guard !handedOff else { return }
         if cgroup == nil { ProcessReaper.shared.release(group: pid) }
         // Output written before the exit is delivered before the exit is reported.
         for fd in state.withLock({ $0.splitters.keys.sorted() }) {
@@ -267,7 +239,8 @@ public final class CommandProcess: Sendable {
         guard let cgroup else { return onExit(termination, own) }
         // What the leader left in its cgroup is killed; the run ends once the cgroup is empty.
         if cgroup.isPopulated { cgroup.killAll() }
-        cgroup.whenEmpty {
+        cgroup.whenEmpty { [self] in
+            guard !state.withLock({ $0.handedOff }) else { return }
             let usage = cgroup.usage(fallback: own)
             let oom = cgroup.oomKilled && !termination.isSuccess
             cgroup.remove()

@@ -7,10 +7,17 @@ public struct LineSplitter: Sendable {
     public let maxLineLength: Int
     private var pending: [UInt8] = []
 
-    public init(stream: OutputLine.Stream, maxLineLength: Int = LineSplitter.defaultMaxLineLength) {
+    /// `pending`: the start of a line read before (by an earlier image of taskd, an upgrade).
+    public init(
+        stream: OutputLine.Stream, maxLineLength: Int = LineSplitter.defaultMaxLineLength, pending: [UInt8] = []
+    ) {
         self.stream = stream
         self.maxLineLength = maxLineLength
+        self.pending = pending
     }
+
+    /// The start of a line not yet ended.
+    public var unfinished: [UInt8] { pending }
 
     /// The complete lines in `bytes` (with what came before).
     public mutating func feed(_ bytes: some Sequence<UInt8>) -> [OutputLine] {

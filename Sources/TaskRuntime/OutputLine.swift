@@ -1,6 +1,6 @@
 /// One line a command wrote, with the stream it came from and its journal priority.
 public struct OutputLine: Hashable, Sendable {
-    public enum Stream: String, Sendable {
+    public enum Stream: String, Sendable, Codable {
         case stdout, stderr
         /// The notify descriptor (`TASKD_NOTIFY_FD`): `PROGRESS=`/`STATUS=` lines, not output.
         case notify

@@ -37,6 +37,19 @@ public final class RunCgroup: Sendable {
         }
     }
 
+    /// Opens the run cgroup at `path` that an earlier image of taskd made (`taskctl upgrade`).
+    public init(adopting path: String) throws(SpawnError) {
+        self.path = path
+        procsFD = open(path + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
+        eventsFD = open(path + "/cgroup.events", O_RDONLY | O_CLOEXEC)
+        guard procsFD >= 0, eventsFD >= 0 else {
+            let reason = String(cString: strerror(errno))
+            if procsFD >= 0 { close(procsFD) }
+            if eventsFD >= 0 { close(eventsFD) }
+            throw SpawnError(message: "cgroup \(path): \(reason)")
+        }
+    }
+
     /// Whether any process is left in it (`cgroup.events`: `populated 1`).
     public var isPopulated: Bool { Self.field(Self.readAt(eventsFD) ?? "", "populated") != 0 }
 

@@ -26,7 +26,9 @@ public struct RunCgroups: Sendable {
     public let controllers: [String]
 
     /// Sets up run cgroups as `mode` allows: the cgroups, or nil and why not (said once at start).
-    public static func setUp(_ mode: Mode) -> (cgroups: RunCgroups?, why: String) {
+    /// Run cgroups left by an earlier taskd are removed, but for those of the runs in `keeping`
+    /// (ids of the runs an upgrade hands over).
+    public static func setUp(_ mode: Mode, keeping: Set<String> = []) -> (cgroups: RunCgroups?, why: String) {
         guard mode != .no else { return (nil, "RunCgroups=no") }
         // systemd sets INVOCATION_ID for every service it starts: without it nothing was delegated.
         if mode == .auto && getenv("INVOCATION_ID") == nil { return (nil, "not started by systemd") }
@@ -41,7 +43,7 @@ public struct RunCgroups: Sendable {
         guard RunCgroup.write(home + "/cgroup.procs", String(getpid())) else {
             return (nil, "cannot move taskd into \(home): \(String(cString: strerror(errno)))")
         }
-        removeStale(own)
+        removeStale(own, keeping: keeping)
         let available = (RunCgroup.read(own + "/cgroup.controllers") ?? "").split(separator: " ").map {
             $0.filter { !$0.isWhitespace }
         }
@@ -51,6 +53,11 @@ public struct RunCgroups: Sendable {
             enabled.append(controller)
         }
         return (RunCgroups(root: own, controllers: enabled), "")
+    }
+
+    /// The cgroup of a run an earlier image made (`taskctl upgrade`).
+    public func adopt(runID: String) throws(SpawnError) -> RunCgroup {
+        try RunCgroup(adopting: root + "/run-" + runID)
     }
 
     /// The run's cgroup, limits written.
@@ -94,15 +101,15 @@ public struct RunCgroups: Sendable {
         }
     }
 
-    /// Run cgroups an earlier taskd left (it was killed): emptied and removed.
-    static func removeStale(_ own: String) {
+    /// Run cgroups an earlier taskd left (it was killed): emptied and removed, but for `keeping`'s.
+    static func removeStale(_ own: String, keeping: Set<String> = []) {
         guard let dir = opendir(own) else { return }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) {
                 String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
             }
-            guard name.hasPrefix("run-") else { continue }
+            guard name.hasPrefix("run-"), !keeping.contains(String(name.dropFirst(4))) else { continue }
             _ = RunCgroup.write(own + "/" + name + "/cgroup.kill", "1")
             rmdir(own + "/" + name)
         }

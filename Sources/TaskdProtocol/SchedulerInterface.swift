@@ -11,6 +11,8 @@ public enum SchedulerInterface {
     public static let invalidRequest = name + ".InvalidRequest"
     public static let invalidConfiguration = name + ".InvalidConfiguration"
     public static let tooManyConnections = name + ".TooManyConnections"
+    public static let upgradeFailed = name + ".UpgradeFailed"
+    public static let noSuchRun = name + ".NoSuchRun"
 
     /// The IDL as `org.varlink.service.GetInterfaceDescription` returns it.
     public static let description = """
@@ -56,7 +58,7 @@ public enum SchedulerInterface {
           # The signal that ended a command, as SIGKILL.
           signal: ?string,
           # budget, requested, superseded, reconfigured, removed, shutdown, no-progress,
-          # condition-timeout (MaxDeferSec=), condition-lost (ConditionLost=cancel), sleep or paused.
+          # condition-timeout (MaxDeferSec=), condition-lost (ConditionLost=cancel), sleep, paused or upgrade.
           cancelReason: ?string,
           # What a Swift handler threw, or why a command could not start.
           error: ?string,
@@ -141,6 +143,11 @@ public enum SchedulerInterface {
         # One task: a name or kind:identifier.
         method Status(name: string) -> (task: TaskInfo)
 
+        # Runs by id, as they are now (an ended run as its history recorded it); with "more", each
+        # later state too, as Wake with "more" tells them. A client following runs resumes with it when
+        # an upgrade in place closed its connection. NoSuchRun if an id names no run taskd knows.
+        method Follow(runIds: []string, followRetries: ?bool) -> (runs: []RunInfo)
+
         # The task's last runs, newest first (at most limit, default 20; History= sets how many are kept).
         method History(name: string, limit: ?int) -> (runs: []RunInfo)
 
@@ -170,6 +177,13 @@ public enum SchedulerInterface {
         # Ends a drain: the runs that waited start, as slots allow; returns how many waited.
         method EndDrain() -> (waiting: int)
 
+        # Re-executes the binary now at taskd's path, keeping its PID: the command runs in progress go
+        # on (their pipes and cgroups handed over, their budgets keeping their deadlines), Swift
+        # handlers' runs are cancelled (reason upgrade) and run again, calls made meanwhile wait in the
+        # socket's backlog. The new binary's --check-config must pass first (UpgradeFailed otherwise).
+        # Replies just before the execve. Only root or taskd's own user.
+        method Upgrade() -> (previousVersion: string, version: string, runs: int)
+
         # One reason a task runs, waits or does not run now. code: stopping, sleeping, draining, paused, running,
         # waiting-for-conditions, waiting-for-slot, queued-behind, joins-run, replaces-run, retry-pending,
         # next-timer, wake-only, overdue, failing (alerted), failures, last-refusal or last-result;
@@ -197,6 +211,9 @@ public enum SchedulerInterface {
         # The caller may not do this.
         error PermissionDenied (reason: string)
 
+        # No run in progress, and none in any task's history, has this id.
+        error NoSuchRun (runId: string)
+
         # The daemon is stopping and starts no new runs.
         error ShuttingDown ()
 
@@ -210,5 +227,9 @@ public enum SchedulerInterface {
 
         # Reload found errors in the configuration, each as file:line: message; nothing was changed.
         error InvalidConfiguration (errors: []string)
+
+        # The upgrade did not happen (the new binary failed its check, or could not be executed);
+        # taskd goes on as it was.
+        error UpgradeFailed (reason: string)
         """
 }

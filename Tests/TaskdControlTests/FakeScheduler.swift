@@ -42,6 +42,19 @@ actor FakeScheduler: SchedulerControl {
         heard.append("drain \(timeout ?? 0)")
         reply(timeout == nil, [])
     }
+    func upgrade(
+        peer: PeerCredentials,
+        reply: @escaping @Sendable (Result<SchedulerInterface.Upgrade.Reply, UpgradeFailure>) -> Void
+    ) throws {
+        heard.append("upgrade")
+        reply(.failure(UpgradeFailure(reason: "not here")))
+    }
+
+    func follow(runIDs: [String], watch: (@Sendable (RunInfo) -> Void)?, followRetries: Bool) throws -> [RunInfo] {
+        heard.append("follow \(runIDs.joined(separator: ","))")
+        return []
+    }
+
     func endDrain(peer: PeerCredentials) throws -> Int {
         heard.append("endDrain")
         return 2

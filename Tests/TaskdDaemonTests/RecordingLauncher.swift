@@ -1,4 +1,5 @@
 import Synchronization
+import TaskRuntime
 import TaskScheduling
 
 @testable import TaskdDaemon
@@ -40,6 +41,10 @@ final class RecordingLauncher: CommandLauncher {
     }
 
     func ended(_ runID: String) { state.withLock { $0.ended.append(runID) } }
+    func handOff(_ runID: String) -> (CommandHandoff, killSignal: Int32)? { nil }
+    func adopt(
+        _ run: Run, _ handoff: CommandHandoff, killSignal: Int32, spec: CommandSpec?, reporter: any RunReporter
+    ) -> String? { "not here" }
 
     /// Every run started so far, in order, as it was when it started.
     var started: [Run] { state.withLock { $0.started } }

@@ -147,12 +147,21 @@ def test_a_wake_reply_tells_an_end_only_once_the_history_holding_it_is_on_disk(d
 def test_the_reference_varlink_client_parses_the_idl_and_calls_methods(daemon):
     out = subprocess.run([str(VARLINK_CALL), daemon.socket], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "# io.taskd.Scheduler: 22 members parsed" in out.stdout
+    assert "# io.taskd.Scheduler: 26 members parsed" in out.stdout
     assert '"vendor": "taskd"' in out.stdout
     wake = subprocess.run([str(VARLINK_CALL), "--more", daemon.socket, "io.taskd.Scheduler.Wake", '{"target": "hello"}'],
                           capture_output=True, text=True, timeout=60)
     assert wake.returncode == 0, wake.stderr
-    assert json.loads(wake.stdout.splitlines()[-1])["runs"][0]["state"] == "completed"
+    ran = json.loads(wake.stdout.splitlines()[-1])["runs"][0]
+    assert ran["state"] == "completed"
+    # Follow by run id (how a watcher resumes after an upgrade): an ended run as its history has it.
+    followed = subprocess.run([str(VARLINK_CALL), "--more", daemon.socket, "io.taskd.Scheduler.Follow",
+                               json.dumps({"runIds": [ran["runId"]]})], capture_output=True, text=True, timeout=60)
+    assert followed.returncode == 0, followed.stderr
+    assert json.loads(followed.stdout.splitlines()[-1])["runs"][0]["runId"] == ran["runId"]
+    unknown = subprocess.run([str(VARLINK_CALL), daemon.socket, "io.taskd.Scheduler.Follow", '{"runIds": ["0"]}'],
+                             capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 1 and json.loads(unknown.stderr)["error"] == "io.taskd.Scheduler.NoSuchRun"
     bad = subprocess.run([str(VARLINK_CALL), daemon.socket, "io.taskd.Scheduler.Wake", '{"target": "nope"}'],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and json.loads(bad.stderr)["error"] == "io.taskd.Scheduler.NoSuchTask"

@@ -107,3 +107,6 @@ int taskd_fix_mmap_threshold(int bytes);
 
 /// getxattr(2) (the Glibc module does not export it): the attribute's size, or -1 with errno.
 long taskd_getxattr(const char *path, const char *name, void *value, unsigned long size);
+
+/* taskd's version (TASKD_VERSION at build time), kept behind the marker "taskd-version:". */
+const char *taskd_version(void);

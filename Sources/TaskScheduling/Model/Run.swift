@@ -55,6 +55,22 @@ public struct Run: Hashable, Sendable {
     /// to be told (reports are told at most once per `Scheduler.progressInterval`).
     public var progressToldAt: UInt64?
     public var progressUntold = false
+
+    public init(
+        id: String, key: TaskKey, trigger: Trigger, attempt: Int, wakeID: String? = nil, payload: String? = nil,
+        queued: ClockReading, budget: TimeSpan, cancelGrace: TimeSpan, inProcess: Bool
+    ) {
+        self.id = id
+        self.key = key
+        self.trigger = trigger
+        self.attempt = attempt
+        self.wakeID = wakeID
+        self.payload = payload
+        self.queued = queued
+        self.budget = budget
+        self.cancelGrace = cancelGrace
+        self.inProcess = inProcess
+    }
     /// The monotonic instant a run that reports no progress is cancelled at (`ProgressTimeoutSec=`).
     public var progressDeadline: UInt64? {
         guard progressTimeout > 0, case .running = phase, let started else { return nil }

@@ -25,6 +25,16 @@ extension ControlService {
             Row(SchedulerInterface.History.self) { p, call, scheduler in
                 call.reply(.init(runs: try scheduler.history(name: p.name, limit: p.limit ?? 20)))
             },
+            Row(SchedulerInterface.Follow.self) { p, call, scheduler in
+                guard call.more else {
+                    return call.reply(
+                        RunsReply(runs: try scheduler.follow(runIDs: p.runIds, watch: nil, followRetries: true)))
+                }
+                let follower = RunFollower(call)
+                let runs = try scheduler.follow(
+                    runIDs: p.runIds, watch: follower.update, followRetries: p.followRetries ?? true)
+                follower.acknowledged(runs)
+            },
             Row(SchedulerInterface.Reload.self) { _, call, scheduler in
                 try scheduler.checkAdmin(call.peer)
                 // Off the loop: it reads files.
@@ -57,6 +67,15 @@ extension ControlService {
             },
             Row(SchedulerInterface.EndDrain.self) { _, call, scheduler in
                 call.reply(.init(waiting: try scheduler.endDrain(peer: call.peer)))
+            },
+            Row(SchedulerInterface.Upgrade.self) { _, call, scheduler in
+                try scheduler.upgrade(peer: call.peer) { result in
+                    switch result {
+                    case .success(let reply): call.reply(reply)
+                    case .failure(let failure):
+                        call.fail(VarlinkError(SchedulerInterface.upgradeFailed, ["reason": .string(failure.reason)]))
+                    }
+                }
             },
             Row(SchedulerInterface.Metrics.self) { _, call, scheduler in
                 call.reply(.init(text: String(decoding: scheduler.metrics(prometheus: false), as: UTF8.self)))

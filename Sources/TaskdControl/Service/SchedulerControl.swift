@@ -19,6 +19,8 @@ public protocol SchedulerControl: Actor {
         reply: @escaping @Sendable ([RunInfo]) -> Void
     ) throws
     func cancel(target: String, peer: PeerCredentials) throws -> [RunInfo]
+    /// The runs by id; with `watch`, their later states (see `wake`).
+    func follow(runIDs: [String], watch: (@Sendable (RunInfo) -> Void)?, followRetries: Bool) throws -> [RunInfo]
     func pause(target: String, until: UInt64?, note: String, peer: PeerCredentials) throws -> [String]
     func resume(target: String, peer: PeerCredentials) throws -> [String]
     func why(name: String) throws -> (TaskKey, [(WhyReason, ReasonMessageID?)])
@@ -27,6 +29,12 @@ public protocol SchedulerControl: Actor {
     func drain(timeout: UInt64?, peer: PeerCredentials, reply: @escaping @Sendable (Bool, [RunInfo]) -> Void) throws
     /// Ends the drain (`peer` must be an admin); returns how many runs waited for it.
     func endDrain(peer: PeerCredentials) throws -> Int
+    /// Asks for an upgrade in place (`peer` must be an admin); `reply` gets the reply, or why it
+    /// did not happen.
+    func upgrade(
+        peer: PeerCredentials,
+        reply: @escaping @Sendable (Result<SchedulerInterface.Upgrade.Reply, UpgradeFailure>) -> Void
+    ) throws
     func metrics(prometheus: Bool) -> [UInt8]
     func list() -> [TaskInfo]
     func status(name: String) throws -> TaskInfo

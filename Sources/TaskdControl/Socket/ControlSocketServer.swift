@@ -49,6 +49,30 @@ public final class ControlSocketServer: Sendable {
         isActivated = false
     }
 
+    /// Serves on `fd`, a listening socket an earlier image of taskd served before it re-executed
+    /// itself (`taskctl upgrade`); the calls made meanwhile wait in its backlog.
+    public init(
+        inherited fd: Int32, path: String, activated: Bool, limits: ConnectionLimits = .defaults,
+        onReject: @escaping @Sendable (PeerCredentials, String) -> Void,
+        onRefuse: @escaping @Sendable (PeerCredentials, String) -> Void = { _, _ in }
+    ) {
+        self.onReject = onReject
+        self.onRefuse = onRefuse
+        self.limits = limits
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        listenFD = fd
+        self.path = path
+        isActivated = activated
+    }
+
+    /// The listening socket, for the next image of taskd (`taskctl upgrade`).
+    public var listeningDescriptor: Int32 { listenFD }
+
+    /// Stops accepting and leaves the socket open and bound: new calls wait in its backlog.
+    public func pause() {
+        if let t = token.withLock({ $0.take() }) { EventLoop.shared.deregister(fd: listenFD, token: t) }
+    }
+
     /// Begins accepting connections. `serve` gets each call on the event loop's thread that read
     /// it, in order, and answers it through the `CallReply` it is given, at once or later.
     public func start(serve: @escaping @Sendable (VarlinkCall, CallReply) -> Void) {

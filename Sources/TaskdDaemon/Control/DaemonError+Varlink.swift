@@ -11,6 +11,8 @@ extension DaemonError: VarlinkErrorConvertible {
                 rejection: "permission denied: \(reason)")
         case .shuttingDown:
             VarlinkError(SchedulerInterface.shuttingDown)
+        case .noSuchRun(let id):
+            VarlinkError(SchedulerInterface.noSuchRun, ["runId": .string(id)])
         }
     }
 }

@@ -79,6 +79,27 @@ extension Daemon {
         }
     }
 
+    /// `Follow`: the runs as they are now, in the order asked (`NoSuchRun` for an id unknown);
+    /// with `watch`, every later state of those in progress goes to it, as for `wake`.
+    package func follow(
+        runIDs: [String], watch: (@Sendable (RunInfo) -> Void)?, followRetries: Bool
+    ) throws -> [RunInfo] {
+        var infos: [RunInfo] = []
+        var live: Set<String> = []
+        for id in runIDs {
+            if let run = scheduler.runs[id] {
+                infos.append(RunInfo(run, disposition: .started))
+                live.insert(id)
+            } else if let ended = history.ended(id) {
+                infos.append(ended)
+            } else {
+                throw DaemonError.noSuchRun(id)
+            }
+        }
+        if let watch { watchers.add(live, followRetries: followRetries, notify: watch) }
+        return infos
+    }
+
     /// Starts a run of `key` as `trigger` would, as attempt `attempt` (`TaskdTesting`'s `start`);
     /// the run, or nil if the task took no run.
     package func trigger(

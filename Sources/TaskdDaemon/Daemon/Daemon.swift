@@ -1,5 +1,6 @@
 import TaskScheduling
 import TaskdConfig
+import TaskdControl
 import TaskdIO
 import TaskdMachine
 import TaskdProcess
@@ -42,6 +43,10 @@ package actor Daemon {
     /// The `Drain` calls waiting for the active runs to end, and the timer of their timeouts.
     var drainCalls = DrainCalls()
     var drainTimer: (any DaemonTimer)?
+    /// The `Upgrade` calls waiting for the upgrade they asked for, and whoever waits for the Swift
+    /// handlers' runs to end before it (see `Daemon+Upgrade`).
+    var upgradeCalls: [@Sendable (Result<SchedulerInterface.Upgrade.Reply, UpgradeFailure>) -> Void] = []
+    var upgradeWaiters: [CheckedContinuation<Void, Never>] = []
     var recordRandom = SystemRandom()
     /// `AllowUsers=`/`AllowGroups=` of the configuration in effect.
     var access: AccessList?
@@ -240,6 +245,10 @@ package actor Daemon {
         if scheduler.runs.isEmpty, !stopWaiters.isEmpty {
             stopWaiters.forEach { $0.resume() }
             stopWaiters.removeAll()
+        }
+        if !upgradeWaiters.isEmpty, scheduler.activeInProcess == 0 {
+            upgradeWaiters.forEach { $0.resume() }
+            upgradeWaiters.removeAll()
         }
         armTimer(rearm: rearm)
         // The closure only when none is due yet: this runs after every batch of actions.

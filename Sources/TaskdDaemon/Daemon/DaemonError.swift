@@ -4,4 +4,6 @@ enum DaemonError: Error, Sendable {
     case shuttingDown
     /// The peer may not do this; the reason names the rule.
     case permissionDenied(String)
+    /// No run in progress or in a history has this id.
+    case noSuchRun(String)
 }

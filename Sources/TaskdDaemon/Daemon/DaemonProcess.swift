@@ -111,6 +111,14 @@ package struct DaemonProcess: Sendable {
     ) async -> Int32 {
         let (journal, log) = Self.makeJournal(name: name)
         defer { log.flush() }
+        // The new image of an upgrade in place: what the previous one handed over.
+        var handoff: UpgradeHandoff?
+        switch UpgradeHandoff.take() {
+        case .success(let h)?: handoff = h
+        case .failure(let error)?:
+            journal.daemon(.upgradeFailed, 2, "the upgrade's hand-off could not be read; starting afresh: \(error)")
+        case nil: break
+        }
         for d in config.diagnostics {
             journal.daemon(
                 .configError, d.severity == .error ? 3 : 4, d.description,
@@ -130,12 +138,16 @@ package struct DaemonProcess: Sendable {
         }
         let socketPath = options.socketPath ?? config.daemon.socketPath ?? DefaultPaths.socketPath
         signal(SIGPIPE, SIG_IGN)
-        let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP])
-        let cgroups = Self.setUpCgroups(config.daemon, journal: journal)
+        let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP, SIGUSR2])
+        let cgroups = Self.setUpCgroups(
+            config.daemon, keeping: Set(handoff?.runs.map(\.run.id) ?? []), journal: journal)
 
         // Replies of megabytes (List, Metrics) are mmapped blocks, given back once written.
         MallocArenas.keepLargeBlocksMapped()
-        guard let server = Self.makeServer(path: socketPath, settings: config.daemon, journal: journal) else {
+        guard
+            let server = Self.makeServer(
+                path: socketPath, inherited: handoff, settings: config.daemon, journal: journal)
+        else {
             return 1
         }
         let notifier = ServiceNotifier()
@@ -168,7 +180,18 @@ package struct DaemonProcess: Sendable {
         let clockWatcher = ClockChangeWatcher(
             onChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged() } },
             onZoneChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged(zone: true) } })
-        await daemon.start(recovering: wakes)
+        // Runs handed over by the previous image first: the wakes they answer for are not replayed.
+        let adopted = await daemon.adopt(handoff?.runs ?? [])
+        if let handoff {
+            journal.daemon(
+                .upgraded, 5,
+                "\(versionLine) upgraded in place from \(handoff.previousVersion): \(handoff.runs.count) run(s) adopted",
+                [
+                    ("TASKD_PREVIOUS_VERSION", handoff.previousVersion),
+                    ("TASKD_ADOPTED_RUNS", String(handoff.runs.count)),
+                ])
+        }
+        await daemon.start(recovering: wakes.filter { !adopted.contains($0.id) })
         // Calls are served on the event loop that reads them, as the daemon runs there.
         server.start { service.handle($0, on: $1) }
         let taskCount = await daemon.taskCount
@@ -182,7 +205,13 @@ package struct DaemonProcess: Sendable {
         if !notifier.hasManager {
             printHint(socketPath: server.path, example: example)
         }
-        await reloadUntilStopped(daemon, signals: signals, journal: journal)
+        let upgrader = Upgrader(
+            versionLine: versionLine, executable: Upgrader.ownExecutable(), arguments: CommandLine.arguments)
+        await reloadUntilStopped(daemon, signals: signals, journal: journal) {
+            await upgrader.upgrade(
+                daemon: daemon, server: server, store: store, log: log, notifier: notifier,
+                resume: { server.start { service.handle($0, on: $1) } })
+        }
         await daemon.shutdown()
         withExtendedLifetime(clockWatcher) {}
         server.stop()
@@ -193,11 +222,17 @@ package struct DaemonProcess: Sendable {
         return 0
     }
 
-    /// Reloads at each SIGHUP; returns at SIGTERM or SIGINT.
-    private func reloadUntilStopped(_ daemon: Daemon, signals: SignalWatcher, journal: EventJournal) async {
+    /// Reloads at each SIGHUP, upgrades at each SIGUSR2; returns at SIGTERM or SIGINT.
+    private func reloadUntilStopped(
+        _ daemon: Daemon, signals: SignalWatcher, journal: EventJournal, upgrade: () async -> Void
+    ) async {
         for await number in signals.signals {
             if number == SIGHUP {
                 _ = await daemon.reload()
+                continue
+            }
+            if number == SIGUSR2 {
+                await upgrade()
                 continue
             }
             journal.daemon(.daemonStopping, 5, "\(name) received \(SignalNames.name(number)); stopping")
@@ -219,9 +254,12 @@ package struct DaemonProcess: Sendable {
 
     /// Each command run in a cgroup of its own where systemd delegated taskd's; else process
     /// groups, whose orphans taskd reaps as their subreaper (a cgroup's go to PID 1). Journaled.
-    private static func setUpCgroups(_ settings: DaemonSettings, journal: EventJournal) -> RunCgroups? {
+    /// `keeping`: the runs an upgrade handed over, whose cgroups stay.
+    private static func setUpCgroups(_ settings: DaemonSettings, keeping: Set<String>, journal: EventJournal)
+        -> RunCgroups?
+    {
         let (cgroups, noCgroups) = RunCgroups.setUp(
-            settings.runCgroups.flatMap(RunCgroups.Mode.init(rawValue:)) ?? .auto)
+            settings.runCgroups.flatMap(RunCgroups.Mode.init(rawValue:)) ?? .auto, keeping: keeping)
         if let cgroups {
             journal.daemon(
                 .runCgroups, 6,
@@ -238,22 +276,25 @@ package struct DaemonProcess: Sendable {
         return cgroups
     }
 
-    /// The control socket's server (socket-activated, or bound at `path`); nil, journaled, if it cannot serve.
-    private static func makeServer(path: String, settings: DaemonSettings, journal: EventJournal)
-        -> ControlSocketServer?
-    {
+    /// The control socket's server (the one `inherited` names, socket-activated, or bound at
+    /// `path`); nil, journaled, if it cannot serve.
+    private static func makeServer(
+        path: String, inherited: UpgradeHandoff?, settings: DaemonSettings, journal: EventJournal
+    ) -> ControlSocketServer? {
+        let onReject: @Sendable (PeerCredentials, String) -> Void = { peer, reason in
+            journal.daemon(
+                .requestRejected, 4, "rejected a request from \(peer): \(reason)",
+                [("PEER_PID", String(peer.pid)), ("PEER_UID", String(peer.uid)), ("PEER_GID", String(peer.gid))])
+        }
+        let refusals = RefusalReporter(journal: journal)
+        if let inherited {
+            return ControlSocketServer(
+                inherited: inherited.listenFD, path: inherited.socketPath, activated: inherited.socketActivated,
+                limits: connectionLimits(settings), onReject: onReject, onRefuse: refusals.refused)
+        }
         do {
-            let refusals = RefusalReporter(journal: journal)
             return try ControlSocketServer(
-                path: path, limits: connectionLimits(settings),
-                onReject: { peer, reason in
-                    journal.daemon(
-                        .requestRejected, 4, "rejected a request from \(peer): \(reason)",
-                        [
-                            ("PEER_PID", String(peer.pid)), ("PEER_UID", String(peer.uid)),
-                            ("PEER_GID", String(peer.gid)),
-                        ])
-                }, onRefuse: refusals.refused)
+                path: path, limits: connectionLimits(settings), onReject: onReject, onRefuse: refusals.refused)
         } catch {
             journal.daemon(.configError, 2, "cannot serve the control socket: \(error)")
             return nil

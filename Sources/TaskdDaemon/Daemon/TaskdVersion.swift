@@ -1,4 +1,6 @@
-/// The version taskd reports (`--version`, Varlink `GetInfo`).
+import CTaskdShim
+
+/// The version taskd reports (`--version`, Varlink `GetInfo`): `TASKD_VERSION` of the C shim.
 public enum TaskdVersion {
-    public static let current = "0.1.0"
+    public static let current = String(cString: taskd_version())
 }

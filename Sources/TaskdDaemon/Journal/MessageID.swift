@@ -38,6 +38,10 @@ public enum MessageID: String, CaseIterable, Sendable {
     case taskResumed = "31452ccdc2a642f89c47d2a096ed9dde"
     case drainStarted = "5f0eef66a92242d5a3d95aac81aaccd6"
     case drainEnded = "13f26e7abda74cd3a55a2734f4773de9"
+    case upgradeStarted = "c694bc1019484565bce131fd9651dfb9"
+    case upgraded = "8875834a913146d8a88831fb933ef752"
+    case upgradeFailed = "9a3cac7638c448018f82167314b9a925"
+    case runAdopted = "00e794f7c5364f18819656b7a9833d85"
 }
 
 extension MessageID {

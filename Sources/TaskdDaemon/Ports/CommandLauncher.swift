@@ -1,3 +1,4 @@
+import TaskRuntime
 import TaskScheduling
 
 /// Starts and signals the commands of command runs: `ProcessLauncher` in taskd (real processes,
@@ -10,6 +11,14 @@ package protocol CommandLauncher: AnyObject, Sendable {
     func signal(_ runID: String, hard: Bool)
     /// The run ended: forget it.
     func ended(_ runID: String)
+    /// Stops watching the run's command, for the next image of taskd (`taskctl upgrade`): what
+    /// it needs to take the command over, and the signal that cancels it; nil if none runs here.
+    func handOff(_ runID: String) -> (CommandHandoff, killSignal: Int32)?
+    /// Takes over a command an earlier image started (`spec`: its task's now, if it still has
+    /// one); its progress and end go to `reporter`. Returns why it could not.
+    func adopt(
+        _ run: Run, _ handoff: CommandHandoff, killSignal: Int32, spec: CommandSpec?, reporter: any RunReporter
+    ) -> String?
 }
 
 /// What a running handler tells the daemon, from any thread.
@@ -28,4 +37,8 @@ package final class NoCommandLauncher: CommandLauncher {
     }
     package func signal(_ runID: String, hard: Bool) {}
     package func ended(_ runID: String) {}
+    package func handOff(_ runID: String) -> (CommandHandoff, killSignal: Int32)? { nil }
+    package func adopt(
+        _ run: Run, _ handoff: CommandHandoff, killSignal: Int32, spec: CommandSpec?, reporter: any RunReporter
+    ) -> String? { "commands do not run here" }
 }

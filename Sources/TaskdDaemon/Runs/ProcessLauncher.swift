@@ -35,16 +35,8 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
                 environment: HandlerEnvironment.build(run: run, spec: spec, stateDirectory: stateDirectory),
                 workingDirectory: spec.workingDirectory, stdin: run.payload,
                 identity: spec.identity, outputLimit: spec.outputLimit, cgroup: cgroup,
-                onOutput: { output in
-                    guard case .notification(let line) = output else {
-                        return journal.output(output, run: run, limit: spec.outputLimit)
-                    }
-                    guard let report = NotifyLine.parse(line[...]) else { return }
-                    reporter.progressed(runID: run.id, report)
-                },
-                onExit: { termination, usage in
-                    reporter.ended(runID: run.id, termination: termination, result: nil, usage: usage)
-                })
+                onOutput: Self.output(of: run, limit: spec.outputLimit, journal: journal, reporter: reporter),
+                onExit: Self.exit(of: run, reporter: reporter))
             active[run.id] = (process, spec.killSignal)
             return nil
         } catch {
@@ -59,6 +51,47 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
     }
 
     func ended(_ runID: String) { active[runID] = nil }
+
+    func handOff(_ runID: String) -> (CommandHandoff, killSignal: Int32)? {
+        guard let (process, killSignal) = active.removeValue(forKey: runID) else { return nil }
+        return (process.handOff(), killSignal)
+    }
+
+    func adopt(
+        _ run: Run, _ handoff: CommandHandoff, killSignal: Int32, spec: CommandSpec?, reporter: any RunReporter
+    ) -> String? {
+        var cgroup: RunCgroup?
+        if handoff.cgroup != nil {
+            do {
+                guard let cgroups else { return "run cgroups are off now" }
+                cgroup = try cgroups.adopt(runID: run.id)
+            } catch {
+                return error.message
+            }
+        }
+        let limit = spec?.outputLimit ?? .off
+        let process = CommandProcess.adopt(
+            handoff, outputLimit: limit, cgroup: cgroup,
+            onOutput: Self.output(of: run, limit: limit, journal: journal, reporter: reporter),
+            onExit: Self.exit(of: run, reporter: reporter))
+        active[run.id] = (process, spec?.killSignal ?? killSignal)
+        return nil
+    }
+
+    /// Where a command's lines go: output to the journal, notify lines to the daemon.
+    private static func output(
+        of run: Run, limit: OutputRateLimit, journal: EventJournal, reporter: any RunReporter
+    ) -> @Sendable (CommandOutput) -> Void {
+        { output in
+            guard case .notification(let line) = output else { return journal.output(output, run: run, limit: limit) }
+            guard let report = NotifyLine.parse(line[...]) else { return }
+            reporter.progressed(runID: run.id, report)
+        }
+    }
+
+    private static func exit(of run: Run, reporter: any RunReporter) -> @Sendable (Termination, RunUsage) -> Void {
+        { termination, usage in reporter.ended(runID: run.id, termination: termination, result: nil, usage: usage) }
+    }
 
     /// The run's cgroup, if runs get one; resource limits that cannot apply (no run cgroups, or
     /// a controller systemd did not give) are journaled once per task.

@@ -70,6 +70,12 @@ final class RunHistory: RunEventObserver, @unchecked Sendable {
         endedAwaitingDisk.removeAll()
     }
 
+    /// The run as recorded, whichever task's it is (a look through every history).
+    func ended(_ id: String) -> RunInfo? {
+        for record in records.values { if let info = record.history.last(where: { $0.runId == id }) { return info } }
+        return nil
+    }
+
     /// The run as recorded: the history entry of `id` for `key`, if any.
     func ended(_ id: String, of key: TaskKey) -> RunInfo? { records[key]?.history.last { $0.runId == id } }
 }

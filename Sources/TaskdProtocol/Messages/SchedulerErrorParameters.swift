@@ -5,6 +5,7 @@ public struct SchedulerErrorParameters: Codable, Hashable, Sendable {
     public var known: [String]?
     public var matches: [String]?
     public var reason: String?
+    public var runId: String?
     public var errors: [String]?
 
     public init(

@@ -1,0 +1,101 @@
+import CTaskdShim
+import TaskScheduling
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How a command's process is made: `posix_spawn` when nothing about its identity changes, else a
+/// vfork through the C shim that changes it (and enters the run's cgroup) before the `exec`.
+extension CommandProcess {
+    /// The common case: nothing about the identity changes, so glibc's `posix_spawn` (a vfork) will do.
+    static func posixSpawn(
+        _ path: String, _ argv: [UnsafeMutablePointer<CChar>?], _ env: [UnsafeMutablePointer<CChar>?],
+        stdin: Int32, stdout: Int32, stderr: Int32, notify: Int32, cwd: String?
+    ) -> Result<pid_t, SpawnError> {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
+        // dup2 onto itself clears close-on-exec here (glibc ≥ 2.29, as POSIX asks).
+        posix_spawn_file_actions_adddup2(&actions, notify, 3)
+        taskd_spawn_addclosefrom(&actions, 4)
+        if let cwd { taskd_spawn_addchdir(&actions, cwd) }
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        sigdelset(&defaults, SIGKILL)
+        sigdelset(&defaults, SIGSTOP)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, env)
+        guard rc == 0 else { return .failure(SpawnError(message: "\(path): \(String(cString: strerror(rc)))")) }
+        return .success(pid)
+    }
+
+    /// User=, Group=, SupplementaryGroups=, UMask= or Nice= is set, or the run has a cgroup: vfork
+    /// and exec through the shim.
+    static func forkExec(
+        _ path: String, _ argv: [UnsafeMutablePointer<CChar>?], _ env: [UnsafeMutablePointer<CChar>?],
+        stdin: Int32, stdout: Int32, stderr: Int32, notify: Int32, cwd: String?, identity: ExecIdentity,
+        cgroupFD: Int32?
+    ) -> Result<pid_t, SpawnError> {
+        var groups = (identity.groups ?? []).map { gid_t($0) }
+        // Without root, a command may only run as taskd's own user, whose groups it keeps.
+        let keepGroups = geteuid() != 0 && identity.uid.map { $0 == geteuid() } ?? true
+        var step: Int32 = 0
+        let pid = groups.withUnsafeMutableBufferPointer { buffer -> pid_t in
+            var spec = taskd_exec_identity()
+            spec.set_groups = identity.groups != nil && !keepGroups ? 1 : 0
+            spec.groups = UnsafePointer(buffer.baseAddress)
+            spec.ngroups = Int32(buffer.count)
+            if let gid = identity.gid, gid != getegid() || geteuid() == 0 {
+                spec.set_gid = 1
+                spec.gid = gid
+            }
+            if let uid = identity.uid {
+                spec.set_uid = 1
+                spec.uid = uid
+            }
+            if let umask = identity.umask {
+                spec.set_umask = 1
+                spec.umask = mode_t(umask)
+            }
+            if let nice = identity.nice {
+                spec.set_nice = 1
+                spec.nice = nice
+            }
+            if let cgroupFD {
+                spec.set_cgroup = 1
+                spec.cgroup_fd = cgroupFD
+            }
+            return taskd_spawn_as(path, argv, env, stdin, stdout, stderr, notify, cwd, &spec, &step)
+        }
+        guard pid < 0 else { return .success(pid) }
+        let reason = String(cString: strerror(errno))
+        let what: String
+        switch step {
+        case Int32(TASKD_STEP_NICE.rawValue): what = "setting Nice=\(identity.nice ?? 0)"
+        case Int32(TASKD_STEP_GROUPS.rawValue): what = "setting the supplementary groups"
+        case Int32(TASKD_STEP_GID.rawValue): what = "setting Group= (gid \(identity.gid ?? 0))"
+        case Int32(TASKD_STEP_UID.rawValue): what = "setting User= (uid \(identity.uid ?? 0))"
+        case Int32(TASKD_STEP_CHDIR.rawValue): what = "WorkingDirectory=\(cwd ?? "")"
+        case Int32(TASKD_STEP_EXEC.rawValue): what = path
+        case Int32(TASKD_STEP_CGROUP.rawValue): what = "entering the run's cgroup"
+        default: what = "starting \(path)"
+        }
+        return .failure(SpawnError(message: "\(what): \(reason)"))
+    }
+}

@@ -1,0 +1,115 @@
+import TaskRuntime
+import TaskScheduling
+import TaskdControl
+import TaskdProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The daemon's part of an upgrade in place (`taskctl upgrade`, SIGUSR2; `Upgrader` drives it):
+/// Swift handlers' runs are cancelled first, the command runs handed over, and taken over again by
+/// the new image (or by this one, if the `execve` failed).
+extension Daemon {
+    /// `Upgrade`: the first call raises SIGUSR2, which the process's signal loop turns into the
+    /// upgrade; every call waiting then gets its answer. Only root or taskd's own user.
+    package func upgrade(
+        peer: PeerCredentials,
+        reply: @escaping @Sendable (Result<SchedulerInterface.Upgrade.Reply, UpgradeFailure>) -> Void
+    ) throws {
+        try checkAdmin(peer)
+        upgradeCalls.append(reply)
+        if upgradeCalls.count == 1 { kill(getpid(), SIGUSR2) }
+    }
+
+    /// Answers every `Upgrade` call waiting.
+    func answerUpgradeCalls(_ result: Result<SchedulerInterface.Upgrade.Reply, UpgradeFailure>) {
+        let calls = upgradeCalls
+        upgradeCalls = []
+        for call in calls { call(result) }
+    }
+
+    /// The upgrade did not happen (`reason`): the calls hear why, runs start again.
+    func upgradeFailed(_ reason: String) {
+        journal.daemon(.upgradeFailed, 3, "upgrade failed: \(reason)")
+        answerUpgradeCalls(.failure(UpgradeFailure(reason: reason)))
+        perform(scheduler.abandonUpgrade(at: clock.now()))
+    }
+
+    /// No run starts from now on; each Swift handler's run is cancelled (reason `upgrade`) and
+    /// awaited: it returns, or is abandoned at its hard stop, one `CancelGraceSec=` later.
+    func beginUpgrade() async {
+        perform(scheduler.beginUpgrade(at: clock.now()))
+        if scheduler.activeInProcess > 0 { await withCheckedContinuation { upgradeWaiters.append($0) } }
+    }
+
+    /// Stops watching every active command run and returns them for the hand-off, in id order.
+    func handOffRuns() -> [HandedRun] {
+        var handed: [HandedRun] = []
+        for id in scheduler.runs.keys.sorted() {
+            guard let run = scheduler.runs[id], !run.inProcess, let snapshot = RunSnapshot(run),
+                let (command, killSignal) = commands.handOff(id)
+            else { continue }
+            handed.append(HandedRun(run: snapshot, command: command, killSignal: killSignal))
+        }
+        return handed
+    }
+
+    /// Takes over the command runs an earlier image handed over (`known`: runs this image has
+    /// already, when the `execve` failed); each adoption is journaled. Returns the acknowledged
+    /// wakes they answer for, which are not to run again. A run that cannot be taken over has its
+    /// processes killed and ends failed, saying why: nothing runs unwatched.
+    @discardableResult
+    func adopt(_ handed: [HandedRun], known: Bool = false) -> Set<String> {
+        var records: Set<String> = []
+        for h in handed {
+            guard let run = known ? scheduler.runs[h.run.id] : h.run.run else {
+                journal.daemon(
+                    .upgradeFailed, 3,
+                    "run \(h.run.id.prefix(8)) of \(h.run.identifier): its hand-off cannot be read; its processes are killed"
+                )
+                kill(-h.command.pid, SIGKILL)
+                h.command.pipes.forEach { close($0.fd) }
+                continue
+            }
+            if !known { scheduler.adopt(run) }
+            records.formUnion(run.records)
+            var spec: CommandSpec?
+            if case .command(let s)? = scheduler.tasks[run.key]?.definition.handler { spec = s }
+            if let problem = commands.adopt(run, h.command, killSignal: h.killSignal, spec: spec, reporter: self) {
+                kill(-h.command.pid, SIGKILL)
+                perform(
+                    scheduler.handlerEnded(
+                        runID: run.id, termination: .spawnFailed("taking it over after the upgrade: \(problem)"),
+                        at: clock.now()))
+                continue
+            }
+            if !known { journal.adopted(run, pid: h.command.pid) }
+        }
+        if !known { afterChange(rearm: true) }
+        return records
+    }
+}
+
+extension Daemon {
+    /// Hands the command runs over and execs the new image (`UpgradeHandoff.exec`), with nothing of
+    /// the daemon running in between; returns only if the `execve` failed, with why, the runs
+    /// watched here again. The `Upgrade` calls are answered just before.
+    func execUpgrade(
+        from previous: String, to version: String, executable: String, arguments: [String],
+        server: ControlSocketServer, flush: () -> Void
+    ) -> String {
+        let runs = handOffRuns()
+        answerUpgradeCalls(.success(.init(previousVersion: previous, version: version, runs: runs.count)))
+        journal.daemon(
+            .upgradeStarted, 5, "upgrading in place to \(version): \(runs.count) command run(s) handed over",
+            [("TASKD_HANDED_RUNS", String(runs.count)), ("TASKD_NEW_VERSION", version)])
+        flush()
+        let handoff = UpgradeHandoff(
+            previousVersion: previous, listenFD: server.listeningDescriptor, socketPath: server.path,
+            socketActivated: server.isActivated, runs: runs)
+        let failure = handoff.exec(executable, arguments: arguments)
+        adopt(runs, known: true)
+        return failure
+    }
+}
