@@ -111,4 +111,77 @@ struct AdoptionTests {
         let after = s.wakeOne("a", at: clock.advance(seconds: 1))
         #expect(after.trace.contains("start"))
     }
+
+    @Test(
+        "a restart cancels every run (reason restart); those that answer no wake are kept to run again, the others' wakes replay"
+    )
+    mutating func restartKeepsWhatItCuts() {
+        var s = Scheduler(
+            definitions: [commandTask("a"), commandTask("b"), swiftTask("s")], startedAt: clock.now,
+            random: SeededRandom(seed: 5))
+        let a = s.wakeOne("a", id: "w-a", at: clock.now)
+        let b = s.wakeOne("b", record: "r1", at: clock.now)
+        let stop = s.shutdown(at: clock.advance(seconds: 1), reason: .restart)
+        #expect(stop.trace.filter { $0 == "cancel" }.count == 2)
+        #expect(s.runs[a.run.id]?.cancelReason == .restart)
+        let endA = s.handlerEnded(runID: a.run.id, termination: .signaled(15), at: clock.now)
+        let endB = s.handlerEnded(runID: b.run.id, termination: .signaled(15), at: clock.now)
+        #expect(!(endA + endB).trace.contains { $0.hasPrefix("settle") }, "the wake of b is kept, to replay")
+        #expect(s.cutShort.map(\.runID) == [a.run.id], "b answers a wake: the wake replays it")
+        #expect(s.cutShort.first?.wakeID == "w-a")
+
+        // The next image runs it again: trigger resume, the same wake id, a link to the run cut.
+        var next = Scheduler(
+            definitions: [commandTask("a"), commandTask("b")], startedAt: clock.now, random: SeededRandom(seed: 6))
+        var gone = s.cutShort[0]
+        gone.identifier = "gone"
+        let (count, actions) = next.replay(s.cutShort + [gone], at: clock.now)
+        #expect(count == 1, "a run whose task is gone is left out")
+        #expect(actions.trace.contains("start"))
+        let again = next.runs.values.first { $0.key.identifier == "a" }
+        #expect(again?.trigger == .resume && again?.wakeID == "w-a" && again?.previousAttemptID == a.run.id)
+    }
+
+    @Test("a stop cancels with reason shutdown and keeps nothing to run again but the wakes")
+    mutating func stopKeepsNothing() {
+        var s = Scheduler(definitions: [commandTask("a")], startedAt: clock.now, random: SeededRandom(seed: 7))
+        let a = s.wakeOne("a", at: clock.now)
+        _ = s.shutdown(at: clock.advance(seconds: 1))
+        #expect(s.runs[a.run.id]?.cancelReason == .shutdown)
+        _ = s.handlerEnded(runID: a.run.id, termination: .signaled(15), at: clock.now)
+        #expect(s.cutShort.isEmpty)
+    }
+
+    @Test("an upgrade keeps the Swift run it cut short, when it answers no wake, to run again")
+    mutating func upgradeKeepsSwiftRuns() {
+        var s = Scheduler(definitions: [swiftTask("s")], startedAt: clock.now, random: SeededRandom(seed: 8))
+        let run = s.wakeOne("s", at: clock.now)
+        _ = s.beginUpgrade(at: clock.advance(seconds: 1))
+        _ = s.handlerEnded(runID: run.run.id, termination: .threw("CancellationError"), at: clock.now)
+        #expect(s.cutShort.map(\.runID) == [run.run.id])
+    }
+
+    @Test(
+        "the timers go on across an upgrade: a start-up timer that fired does not fire again, an interval keeps its phase"
+    )
+    mutating func timersCarryOver() {
+        let t0 = clock.now.monotonic
+        let task = commandTask("t", onStartup: [10], onUnitActive: [60])
+        var old = Scheduler(definitions: [task], startedAt: clock.now, random: SeededRandom(seed: 9))
+        let fired = old.advance(to: clock.at(seconds: 10))
+        #expect(fired.trace.contains("start"))
+        let run = old.runs.values.first!
+        _ = old.handlerEnded(runID: run.id, termination: .exited(0), at: clock.at(seconds: 11))
+        _ = clock.advance(seconds: 20)
+        // Without the carry, the new image would fire OnStartupSec= again 10 s after it starts.
+        let fresh = Scheduler(definitions: [task], startedAt: clock.now, random: SeededRandom(seed: 10))
+        #expect(fresh.nextDeadline == clock.now.monotonic + 10_000_000)
+        var next = Scheduler(definitions: [task], startedAt: clock.now, random: SeededRandom(seed: 10))
+        next.carryTimers(old.timerCarries, at: clock.now)
+        #expect(next.nextDeadline == t0 + 70_000_000, "60 s after the run the old image started")
+        let early = next.advance(to: clock.at(seconds: 49.999))
+        #expect(early.trace.isEmpty)
+        let due = next.advance(to: clock.at(seconds: 50))
+        #expect(due.trace.contains("start"))
+    }
 }

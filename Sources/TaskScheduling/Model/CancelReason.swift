@@ -25,8 +25,13 @@ public enum CancelReason: String, Hashable, Sendable, CaseIterable {
     /// taskd is re-executing itself (`taskctl upgrade`): a Swift handler cannot outlive its image,
     /// so it is cancelled, and run again by the new one.
     case upgrade
+    /// taskd is being restarted (`systemctl restart`): the run is cancelled, and run again after.
+    case restart
 
-    /// True when the run was cut short by taskd itself going away (a stop, an upgrade): its
-    /// acknowledged wakes are not answered, and run again at the next start.
-    public var keepsWakes: Bool { self == .shutdown || self == .upgrade }
+    /// True when the run was cut short by taskd itself going away (a stop, an upgrade, a
+    /// restart): its acknowledged wakes are not answered, and run again at the next start.
+    public var keepsWakes: Bool { self == .shutdown || self == .upgrade || self == .restart }
+
+    /// True when the run is to run again once taskd is back (an upgrade, a restart; not a stop).
+    public var runsAgain: Bool { self == .upgrade || self == .restart }
 }

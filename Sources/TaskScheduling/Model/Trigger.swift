@@ -10,6 +10,6 @@ public enum Trigger: String, Hashable, Sendable, CaseIterable {
     case retry
     /// A timer elapse missed while taskd was down or the system slept, caught up (`CatchUp=`).
     case catchup
-    /// A run cut short by system sleep, started again after the system resumed.
+    /// A run cut short by system sleep, an upgrade or a restart, started again after.
     case resume
 }

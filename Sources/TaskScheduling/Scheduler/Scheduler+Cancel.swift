@@ -50,15 +50,16 @@ extension Scheduler {
         return (cancelled, endBatch(actions))
     }
 
-    /// The daemon is stopping: every run is cancelled (reason `shutdown`) and no new run starts.
-    /// Their acknowledged wakes stay on record, so they run again after the restart.
-    public mutating func shutdown(at now: ClockReading) -> [SchedulerAction] {
+    /// The daemon is stopping: every run is cancelled (`reason`: `shutdown`, or `restart` when it
+    /// comes back at once) and no new run starts. Their acknowledged wakes stay on record, so they
+    /// run again after the restart; with `restart`, the runs cut short do too (`cutShort`).
+    public mutating func shutdown(at now: ClockReading, reason: CancelReason = .shutdown) -> [SchedulerAction] {
         isStopping = true
         var actions: [SchedulerAction] = []
         ready.removeAll()
         for id in runs.keys.sorted() {
             guard let run = runs[id] else { continue }
-            cancel(run, reason: .shutdown, at: now, actions: &actions)
+            cancel(run, reason: reason, at: now, actions: &actions)
         }
         return endBatch(actions)
     }

@@ -260,6 +260,12 @@ extension Scheduler {
                     records: run.records, failedRunID: run.id)
                 actions.append(.report(.retryScheduled(run, delay: delay)))
             }
+        } else if run.cancelReason?.runsAgain == true && run.started != nil && !(termination?.isSuccess ?? false)
+            && run.records.isEmpty
+        {
+            // Cut short by an upgrade or a restart: it runs again in the next image (its wakes, if
+            // it answers some, are on disk and run again from there).
+            cutShort.append(CutRun(run))
         } else if run.cancelReason == .sleep && !(termination?.isSuccess ?? false) {
             // Cut short by sleep: it runs again after the resume, answering the same wakes.
             cutBySleep[run.key] = TriggerRequest(

@@ -44,3 +44,60 @@ extension Scheduler {
         return true
     }
 }
+
+extension Scheduler {
+    /// The runs cut short so far (`cutShort`), taken: for the next image to run them again.
+    public mutating func takeCutShort() -> [CutRun] {
+        defer { cutShort = [] }
+        return cutShort
+    }
+
+    /// Runs again what the previous image cut short (trigger `resume`, the same attempt, wake id
+    /// and payload); a run whose task is gone is left out. Returns the actions and how many ran.
+    public mutating func replay(_ cut: [CutRun], at now: ClockReading) -> (count: Int, actions: [SchedulerAction]) {
+        var actions: [SchedulerAction] = []
+        var count = 0
+        for run in cut where tasks[run.key] != nil {
+            let request = TriggerRequest(
+                trigger: .resume, attempt: run.attempt, wakeID: run.wakeID, payload: run.payload,
+                previousAttempt: run.runID, scheduled: run.scheduledRealtime == 0 ? nil : run.scheduledRealtime)
+            if trigger(run.key, request, at: now, actions: &actions) != nil { count += 1 }
+        }
+        return (count, endBatch(actions))
+    }
+}
+
+extension Scheduler {
+    /// Every task's timers, for the next image of an upgrade (`carryTimers`).
+    public var timerCarries: [TimerCarry] {
+        tasks.keys.sorted().map { key in
+            let state = tasks[key]!
+            return TimerCarry(
+                kind: key.kind, identifier: key.identifier, pendingStartup: state.pendingStartup,
+                lastTrigger: state.lastTrigger.map { [$0.monotonic, $0.realtime] },
+                lastActivation: state.lastActivation, lastDeactivation: state.lastDeactivation,
+                randomDelay: state.randomDelay, calendarDue: state.calendarDueRealtime)
+        }
+    }
+
+    /// Takes on the timers of the image before an upgrade, for the tasks it knew: the start-up
+    /// timers it had not fired (none for a task it had already started), and the instants its
+    /// interval timers counted from. A task new in this image keeps the timers it started with.
+    public mutating func carryTimers(_ carries: [TimerCarry], at now: ClockReading) {
+        for carry in carries where tasks[carry.key] != nil {
+            if let due = carry.calendarDue, tasks[carry.key]!.definition.onCalendar.isEmpty == false,
+                due < (tasks[carry.key]!.calendarDueRealtime ?? .max)
+            {
+                tasks[carry.key]!.calendarDueRealtime = due
+                tasks[carry.key]!.calendarDueMonotonic = now.monotonic &+ (due > now.realtime ? due - now.realtime : 0)
+            }
+            tasks[carry.key]!.pendingStartup = carry.pendingStartup
+            if let t = carry.lastTrigger, t.count == 2 {
+                tasks[carry.key]!.lastTrigger = ClockReading(monotonic: t[0], realtime: t[1])
+            }
+            tasks[carry.key]!.lastActivation = carry.lastActivation
+            tasks[carry.key]!.lastDeactivation = carry.lastDeactivation
+            tasks[carry.key]!.randomDelay = carry.randomDelay
+        }
+    }
+}

@@ -34,6 +34,9 @@ public struct Scheduler: Sendable {
     public let watchesSleep: Bool
     /// Runs cut short by sleep, by task: each runs again at `resumed` (trigger `resume`).
     var cutBySleep: [TaskKey: TriggerRequest] = [:]
+    /// Runs an upgrade or a restart cut short (reason `upgrade`, `restart`) that answer no
+    /// acknowledged wake: the next image runs each again (`replay`).
+    public internal(set) var cutShort: [CutRun] = []
     /// Active runs that the system's sleep waits for (all but those of `Sleep=block` tasks): at
     /// zero, while it sleeps, the delay inhibitor goes. Counted as runs start and end.
     public internal(set) var runsDelayingSleep = 0
