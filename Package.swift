@@ -46,7 +46,7 @@ let package = Package(
         // Running handlers: commands (posix_spawn, process groups, signals) and output capture.
         .target(name: "TaskRuntime", dependencies: ["TaskScheduling", "CTaskdShim", "TaskdIO"]),
         // journald (and its queue), sd_notify, signals, clock changes.
-        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdShim", "TaskdIO"]),
+        .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdBus", "CTaskdShim", "TaskdIO"]),
         // The machine: power supplies, logind (sleep, inhibitors, idleness), the network, free space
         // and pressure, as the task conditions need them; one event type; a manual one for tests.
         .target(name: "TaskdMachine", dependencies: ["TaskScheduling", "CTaskdBus", "CTaskdShim", "TaskdIO"]),

@@ -16,6 +16,7 @@ import Taskd
 //   chatty     reports progress about 10,000 times a second for 2 s, with a status every 1,000th
 //   silent     reports nothing; ProgressTimeoutSec 1 s cancels it (budget 30 s)
 //   chain      asks for its next run one hour after each wake (scheduleNext), which a restart keeps
+//   patient    sleeps 30 s, cancellable: an upgrade cuts it short (TASKD_FAULTS_PATIENT: 1 s after start-up)
 
 struct Broken: Error, CustomStringConvertible {
     var description: String { "the upstream service answered 503" }
@@ -46,6 +47,14 @@ await TaskDaemon(name: "taskd-faults")
         if context.trigger == .wake { context.scheduleNext(after: .seconds(3600)) }
     }
     .backgroundTask(.processing("silent"), budget: .seconds(30), progressTimeout: .seconds(1)) { _ in
+        try await Task.sleep(for: .seconds(30))
+    }
+    // Takes 30 s, unless cancelled (an upgrade cuts it short); with TASKD_FAULTS_PATIENT set, it
+    // starts 1 s after start-up, a run no wake asked for.
+    .backgroundTask(
+        .processing("patient"), budget: .seconds(60),
+        onStartup: getenv("TASKD_FAULTS_PATIENT") == nil ? nil : .seconds(1)
+    ) { _ in
         try await Task.sleep(for: .seconds(30))
     }
     .run()

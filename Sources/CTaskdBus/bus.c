@@ -2,6 +2,7 @@
 #include "CTaskdBus.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -274,4 +275,50 @@ void taskd_bus_block_sleep(taskd_bus *b, int on, const char *why) {
     b->want_block = on;
     if (on && b->block_fd < 0) inhibit(b, 1, why);
     if (!on) release(b, 1);
+}
+
+/* The service manager's bus, for a question to systemd: its private socket as root (no bus daemon
+   needed), else the system bus. NULL, errno set, if neither answers. */
+static sd_bus *manager_bus(void) {
+    sd_bus *bus = NULL;
+    if (geteuid() == 0 && sd_bus_new(&bus) >= 0) {
+        if (sd_bus_set_address(bus, "unix:path=/run/systemd/private") >= 0 && sd_bus_start(bus) >= 0) return bus;
+        bus = sd_bus_unref(bus);
+    }
+    int r = sd_bus_open_system(&bus);
+    if (r < 0) {
+        errno = -r;
+        return NULL;
+    }
+    return bus;
+}
+
+int taskd_service_job_type(char *out, size_t size) {
+    if (size > 0) out[0] = 0;
+    sd_bus *bus = manager_bus();
+    if (!bus) return -errno;
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message *unit_reply = NULL, *job_reply = NULL;
+    char *type = NULL;
+    const char *unit, *job;
+    uint32_t id = 0;
+    int r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                               "org.freedesktop.systemd1.Manager", "GetUnitByPID", &error, &unit_reply, "u",
+                               (uint32_t)getpid());
+    if (r >= 0) r = sd_bus_message_read(unit_reply, "o", &unit);
+    if (r >= 0)
+        r = sd_bus_get_property(bus, "org.freedesktop.systemd1", unit, "org.freedesktop.systemd1.Unit", "Job",
+                                &error, &job_reply, "(uo)");
+    if (r >= 0) r = sd_bus_message_read(job_reply, "(uo)", &id, &job);
+    if (r >= 0 && id != 0) {
+        r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", job, "org.freedesktop.systemd1.Job",
+                                       "JobType", &error, &type);
+        if (r >= 0 && size > 0) snprintf(out, size, "%s", type);
+    }
+    free(type);
+    sd_bus_message_unref(job_reply);
+    sd_bus_message_unref(unit_reply);
+    sd_bus_error_free(&error);
+    sd_bus_flush_close_unref(bus);
+    return r < 0 ? r : 0;
 }

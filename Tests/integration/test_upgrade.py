@@ -11,12 +11,15 @@ import time
 
 import pytest
 
-from conftest import TASKCTL, TASKD, journal, needs_journal, task, wait_for
+from conftest import FAULTS, TASKCTL, TASKD, journal, needs_journal, task, wait_for
 
 pytestmark = pytest.mark.integration
 
 SEQ = ("/bin/sh -c 'i=0; while [ $i -lt {n} ]; do i=$((i+1)); echo \"seq $i\"; sleep 0.05; done; "
        "exit {status}'")
+# Prints a numbered line every 50 ms until the gate exists, then {n} more, and exits {status}.
+GATED = ("/bin/sh -c 'i=0; j=0; while [ $j -lt {n} ]; do i=$((i+1)); echo \"seq $i\"; [ -e {gate} ] && j=$((j+1)); "
+         "sleep 0.05; done; exit {status}'")
 
 
 def install_copy(tmp_path):
@@ -46,12 +49,13 @@ def last_runs(d, name):
 @needs_journal
 def test_upgrade_keeps_every_command_run_its_output_budget_and_watchers(daemon_factory, tmp_path):
     binary = install_copy(tmp_path)
-    seqs = {f"seq{i}": (20 + 2 * i, i % 4) for i in range(20)}  # lines (1-3 s of output), exit status
-    tasks = {f"{name}.task": task(SEQ.format(n=n, status=status), kind="processing")
+    gate = tmp_path / "gate"
+    seqs = {f"seq{i}": (20 + 2 * i, i % 4) for i in range(20)}  # lines after the gate (1-3 s), exit status
+    tasks = {f"{name}.task": task(GATED.format(n=n, status=status, gate=gate), kind="processing")
              for name, (n, status) in seqs.items()}
-    tasks["expires.task"] = task("/bin/sleep 100", kind="processing", budget="3s", grace="1s")
+    tasks["expires.task"] = task("/bin/sleep 100", kind="processing", budget="6s", grace="2s")
     tasks["killed.task"] = task("/bin/sh -c 'trap \"\" TERM; while :; do sleep 0.05; done'", kind="processing",
-                                budget="3s", grace="1s")
+                                budget="6s", grace="2s")
     d = daemon_factory(tasks, binary=binary, daemon_conf="[Daemon]\nMaxConcurrentRuns=64\n").start()
     started = {}
     for name in list(seqs) + ["expires", "killed"]:
@@ -73,6 +77,7 @@ def test_upgrade_keeps_every_command_run_its_output_budget_and_watchers(daemon_f
     assert d.proc.poll() is None and d.proc.pid == pid, "the PID stays"
     info = d.call("org.varlink.service.GetInfo")[0]["parameters"]
     assert info["version"] == "0.1.9"
+    gate.touch()
 
     def ended(name):
         runs = last_runs(d, name)
@@ -85,14 +90,15 @@ def test_upgrade_keeps_every_command_run_its_output_budget_and_watchers(daemon_f
         assert runs[0]["exitStatus"] == status
         assert runs[0]["state"] == ("completed" if status == 0 else "failed")
         lines = [e["MESSAGE"] for e in journal(TASK=name, TASK_RUN_ID=started[name]) if e["MESSAGE"].startswith("seq ")]
-        assert lines == [f"seq {k}" for k in range(1, n + 1)], f"{name}: every line once, in order"
-    # The budgets kept their deadlines: cancellation at 2 s (budget − grace), the hard stop at 3 s.
+        assert len(lines) >= n and lines == [f"seq {k}" for k in range(1, len(lines) + 1)], \
+            f"{name}: every line once, in order"
+    # The budgets kept their deadlines: cancellation at 4 s (budget − grace), the hard stop at 6 s.
     expired = last_runs(d, "expires")[0]
     assert expired["state"] == "expired" and expired["cancelReason"] == "budget"
-    assert 2_000_000 <= expired["durationUSec"] < 2_050_000, expired
+    assert 4_000_000 <= expired["durationUSec"] < 4_050_000, expired
     killed = last_runs(d, "killed")[0]
     assert killed["state"] == "killed" and killed["signal"] == "SIGKILL"
-    assert 3_000_000 <= killed["durationUSec"] < 3_050_000, killed
+    assert 6_000_000 <= killed["durationUSec"] < 6_050_000, killed
     adopted = journal(MESSAGE_ID="00e794f7c5364f18819656b7a9833d85")
     assert sorted(e["TASK_RUN_ID"] for e in adopted) == sorted(started.values())
     assert len(journal(MESSAGE_ID="8605484d98ae4477a29493037f9e10ec")) == len(started), "no run started twice"
@@ -126,3 +132,28 @@ def test_a_new_binary_that_fails_its_checks_changes_nothing(daemon_factory, tmp_
              what="the run to complete")
     assert [x["runId"] for x in last_runs(d, "slow")] == [run]
     assert d.taskctl("wake", "slow").returncode == 0
+
+
+def test_an_upgrade_cancels_swift_runs_and_runs_them_again_and_keeps_the_timers(daemon_factory, tmp_path):
+    # An app daemon (Swift handlers): `patient` starts 1 s after start-up (no wake asked for it)
+    # and sleeps 30 s. The upgrade cancels it (reason upgrade) and the new image runs it again
+    # (trigger resume); its start-up timer, which fired, does not fire again.
+    binary = tmp_path / "bin" / "taskd-faults"
+    binary.parent.mkdir()
+    shutil.copy(FAULTS, binary)
+    d = daemon_factory({}, binary=binary, env={"TASKD_FAULTS_PATIENT": "1"}).start()
+    wait_for(lambda: (json.loads(d.taskctl("status", "patient", "--json").stdout).get("current") or {}).get("state")
+             == "running", what="patient's start-up run")
+    first = json.loads(d.taskctl("status", "patient", "--json").stdout)["current"]
+    assert first["trigger"] == "startup"
+    up = d.taskctl("--json", "upgrade")
+    assert up.returncode == 0 and json.loads(up.stdout)["runs"] == 0, up
+    wait_for(lambda: len(last_runs(d, "patient")) >= 1, what="the cut run in the history")
+    cut = last_runs(d, "patient")[0]
+    assert (cut["runId"], cut["state"], cut["cancelReason"]) == (first["runId"], "cancelled", "upgrade")
+    again = wait_for(lambda: json.loads(d.taskctl("status", "patient", "--json").stdout).get("current"),
+                     what="the run again")
+    assert again["trigger"] == "resume" and again["runId"] != first["runId"]
+    time.sleep(1.5)  # a start-up timer fired again would have started a run by now
+    status = json.loads(d.taskctl("status", "patient", "--json").stdout)
+    assert status["current"]["runId"] == again["runId"] and len(last_runs(d, "patient")) == 1

@@ -3,6 +3,7 @@
 // signal, inhibitors and idle state, and NetworkManager's or systemd-networkd's network state.
 // Every call is asynchronous; the caller drives the connection from its event loop
 // (taskd_bus_fd/events/timeout/process) and reads the state after each callback.
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct taskd_bus taskd_bus;
@@ -54,3 +55,8 @@ void taskd_bus_take_delay_inhibitor(taskd_bus *bus);
 void taskd_bus_release_delay_inhibitor(taskd_bus *bus);
 /// Takes (on) or releases (off) a sleep *block* inhibitor, naming `why`.
 void taskd_bus_block_sleep(taskd_bus *bus, int on, const char *why);
+
+/* The type of the job systemd has queued for this process's unit ("restart", "stop", ...) into
+   out, "" when there is none: 0, or a negative errno when systemd could not be asked. Blocking
+   (two or three D-Bus round trips): call it off the event loop. */
+int taskd_service_job_type(char *out, size_t size);

@@ -61,17 +61,25 @@ extension Daemon {
         return .success(diff)
     }
 
-    /// Cancels every run (reason `shutdown`) and returns once none is left: each ends by itself,
-    /// or by the hard stop `CancelGraceSec` later. Their acknowledged wakes run after the restart.
-    package func shutdown() async {
-        let actions = scheduler.shutdown(at: clock.now())
+    /// Cancels every run (reason `shutdown`, or `restart` when systemd restarts taskd) and returns
+    /// once none is left: each ends by itself, or by the hard stop `CancelGraceSec` later. Their
+    /// acknowledged wakes run after the restart; with `restarting`, the runs cut short that answer
+    /// none are kept in the state folder to run again too (`CutRunsFile`).
+    package func shutdown(restarting: Bool = false) async {
+        let actions = scheduler.shutdown(at: clock.now(), reason: restarting ? .restart : .shutdown)
         let grace = scheduler.runs.values.map(\.cancelGrace.microseconds).max() ?? 0
         let count = scheduler.runs.values.filter(\.isActive).count
         status.notifier.notify("STOPPING=1\nSTATUS=Stopping: cancelling \(count) run(s)")
         if grace > 0 { status.notifier.notify("EXTEND_TIMEOUT_USEC=\(grace + 5_000_000)") }
-        journal.daemon(.daemonStopping, 5, "stopping: cancelling \(count) run(s)")
+        journal.daemon(
+            .daemonStopping, 5,
+            restarting
+                ? "restarting: cancelling \(count) run(s), to run again once taskd is back"
+                : "stopping: cancelling \(count) run(s)")
         perform(actions)
         if !scheduler.runs.isEmpty { await withCheckedContinuation { stopWaiters.append($0) } }
         await store.waitDurable(store.add([]))
+        let cut = scheduler.takeCutShort()
+        if !cut.isEmpty, let problem = cutRuns?.save(cut) { journal.daemon(.stateError, 3, problem) }
     }
 }

@@ -22,6 +22,7 @@ package actor Daemon {
     let clock: any DaemonClock
     let journal: EventJournal
     let store: any RunStore
+    let cutRuns: CutRunsFile?
     let loadConfig: @Sendable () -> LoadedConfig
     let commands: any CommandLauncher
     let swift: SwiftHandlerLauncher
@@ -65,6 +66,7 @@ package actor Daemon {
             watchesSleep: config.daemon.watchSleep ?? true)
         journal = ports.journal
         store = ports.store
+        cutRuns = ports.cutRuns
         loadConfig = ports.loadConfig
         commands = ports.commands
         makeMachine = ports.machine

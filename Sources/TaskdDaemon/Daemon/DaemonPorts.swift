@@ -1,6 +1,6 @@
 import TaskScheduling
-import TaskdMachine
 import TaskdConfig
+import TaskdMachine
 import TaskdSystem
 
 /// The outside world as the daemon sees it: time, command processes, the machine, the state folder,
@@ -20,14 +20,18 @@ package struct DaemonPorts: Sendable {
     package var random: any RandomNumberGenerator & Sendable
     /// /etc/machine-id, for `FixedRandomDelay=`.
     package var machineID: String
+    /// Where the runs a restart cuts short are kept for the next start (nil: nowhere).
+    package var cutRuns: CutRunsFile?
 
     package init(
         clock: any DaemonClock, commands: any CommandLauncher,
         machine: @escaping @Sendable (@escaping @Sendable (MachineEvent) -> Void) -> any MachinePort,
         store: any RunStore, journal: EventJournal, notifier: ServiceNotifier = ServiceNotifier(),
         loadConfig: @escaping @Sendable () -> LoadedConfig,
-        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = ""
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = "",
+        cutRuns: CutRunsFile? = nil
     ) {
+        self.cutRuns = cutRuns
         self.clock = clock
         self.commands = commands
         self.machine = machine

@@ -170,7 +170,7 @@ package struct DaemonProcess: Sendable {
             commands: ProcessLauncher(journal: journal, stateDirectory: stateDirectory, cgroups: cgroups),
             machine: { MachineWatch(onEvent: $0) }, store: store, journal: journal, notifier: notifier,
             loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks, required: required) },
-            random: SystemRandom(), machineID: Self.machineID())
+            random: SystemRandom(), machineID: Self.machineID(), cutRuns: CutRunsFile(directory: stateDirectory))
         let daemon = Daemon(config: consume config, handlers: handlers, records: records, ports: ports)
         // The parsed files are garbage now: give their pages back (0.8 MiB with 10,000 tasks).
         MallocArenas.trim()
@@ -182,6 +182,7 @@ package struct DaemonProcess: Sendable {
             onZoneChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged(zone: true) } })
         // Runs handed over by the previous image first: the wakes they answer for are not replayed.
         let adopted = await daemon.adopt(handoff?.runs ?? [])
+        await daemon.carryTimers(handoff?.timers ?? [])
         if let handoff {
             journal.daemon(
                 .upgraded, 5,
@@ -192,6 +193,10 @@ package struct DaemonProcess: Sendable {
                 ])
         }
         await daemon.start(recovering: wakes.filter { !adopted.contains($0.id) })
+        let (cut, cutProblem) = CutRunsFile(directory: stateDirectory).take()
+        if let cutProblem { journal.daemon(.stateError, 3, cutProblem) }
+        await daemon.replay(cut, after: "restart")
+        await daemon.replay(handoff?.replays ?? [], after: "upgrade")
         // Calls are served on the event loop that reads them, as the daemon runs there.
         server.start { service.handle($0, on: $1) }
         let taskCount = await daemon.taskCount
@@ -207,12 +212,12 @@ package struct DaemonProcess: Sendable {
         }
         let upgrader = Upgrader(
             versionLine: versionLine, executable: Upgrader.ownExecutable(), arguments: CommandLine.arguments)
-        await reloadUntilStopped(daemon, signals: signals, journal: journal) {
+        let restarting = await reloadUntilStopped(daemon, signals: signals, journal: journal) {
             await upgrader.upgrade(
                 daemon: daemon, server: server, store: store, log: log, notifier: notifier,
                 resume: { server.start { service.handle($0, on: $1) } })
         }
-        await daemon.shutdown()
+        await daemon.shutdown(restarting: restarting)
         withExtendedLifetime(clockWatcher) {}
         server.stop()
         journal.daemon(.daemonStopping, 5, "\(name) stopped")
@@ -222,10 +227,11 @@ package struct DaemonProcess: Sendable {
         return 0
     }
 
-    /// Reloads at each SIGHUP, upgrades at each SIGUSR2; returns at SIGTERM or SIGINT.
+    /// Reloads at each SIGHUP, upgrades at each SIGUSR2; returns at SIGTERM or SIGINT, with
+    /// whether systemd is restarting taskd (rather than stopping it: see `ServiceJob`).
     private func reloadUntilStopped(
         _ daemon: Daemon, signals: SignalWatcher, journal: EventJournal, upgrade: () async -> Void
-    ) async {
+    ) async -> Bool {
         for await number in signals.signals {
             if number == SIGHUP {
                 _ = await daemon.reload()
@@ -235,9 +241,15 @@ package struct DaemonProcess: Sendable {
                 await upgrade()
                 continue
             }
-            journal.daemon(.daemonStopping, 5, "\(name) received \(SignalNames.name(number)); stopping")
-            return
+            // SIGTERM from systemd: a restart job queued for the unit makes it a restart.
+            let restarting =
+                number == SIGTERM && ServiceNotifier().hasManager ? await Thread.run { ServiceJob.isRestart() } : false
+            journal.daemon(
+                .daemonStopping, 5,
+                "\(name) received \(SignalNames.name(number)); " + (restarting ? "systemd restarts it" : "stopping"))
+            return restarting
         }
+        return false
     }
 
     /// The journal: journald (standard error without it), through a queue with its own thread.

@@ -42,6 +42,7 @@ public enum MessageID: String, CaseIterable, Sendable {
     case upgraded = "8875834a913146d8a88831fb933ef752"
     case upgradeFailed = "9a3cac7638c448018f82167314b9a925"
     case runAdopted = "00e794f7c5364f18819656b7a9833d85"
+    case runsResumed = "5505d9198da34b63bae876d3fc729ab6"
 }
 
 extension MessageID {

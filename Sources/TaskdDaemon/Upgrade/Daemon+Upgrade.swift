@@ -34,6 +34,7 @@ extension Daemon {
         journal.daemon(.upgradeFailed, 3, "upgrade failed: \(reason)")
         answerUpgradeCalls(.failure(UpgradeFailure(reason: reason)))
         perform(scheduler.abandonUpgrade(at: clock.now()))
+        replay(scheduler.takeCutShort(), after: "upgrade that did not happen")
     }
 
     /// No run starts from now on; each Swift handler's run is cancelled (reason `upgrade`) and
@@ -53,6 +54,23 @@ extension Daemon {
             handed.append(HandedRun(run: snapshot, command: command, killSignal: killSignal))
         }
         return handed
+    }
+
+    /// Takes on the timers of the image before an upgrade (`Scheduler.carryTimers`); before `start`.
+    package func carryTimers(_ carries: [TimerCarry]) {
+        scheduler.carryTimers(carries, at: clock.now())
+    }
+
+    /// Runs again what an upgrade or a restart cut short (`Scheduler.replay`), journaled.
+    package func replay(_ cut: [CutRun], after event: String) {
+        guard !cut.isEmpty else { return }
+        let (count, actions) = scheduler.replay(cut, at: clock.now())
+        journal.daemon(
+            .runsResumed, 5,
+            "running again \(count) run(s) that the \(event) cut short"
+                + (count < cut.count ? "; \(cut.count - count) of them name a task that no longer exists" : ""),
+            [("TASKD_RESUMED_RUNS", String(count))])
+        perform(actions)
     }
 
     /// Takes over the command runs an earlier image handed over (`known`: runs this image has
@@ -107,7 +125,8 @@ extension Daemon {
         flush()
         let handoff = UpgradeHandoff(
             previousVersion: previous, listenFD: server.listeningDescriptor, socketPath: server.path,
-            socketActivated: server.isActivated, runs: runs)
+            socketActivated: server.isActivated, runs: runs, replays: scheduler.cutShort,
+            timers: scheduler.timerCarries)
         let failure = handoff.exec(executable, arguments: arguments)
         adopt(runs, known: true)
         return failure

@@ -1,4 +1,5 @@
 import CTaskdShim
+import TaskScheduling
 import TaskdIO
 import TaskdProtocol
 
@@ -22,6 +23,10 @@ struct UpgradeHandoff: Codable, Sendable {
     var socketPath: String
     var socketActivated: Bool
     var runs: [HandedRun]
+    /// The Swift handlers' runs the upgrade cut short, for the new image to run again.
+    var replays: [CutRun] = []
+    /// Every task's timers, so that the upgrade neither fires nor moves them.
+    var timers: [TimerCarry] = []
 
     /// Every descriptor the document names, which must survive `execve`.
     var descriptors: [Int32] { [listenFD] + runs.flatMap { $0.command.pipes.map(\.fd) } }

@@ -1,0 +1,75 @@
+"""The booted systemd the end-to-end tests run in: a systemd-nspawn container (module-scoped
+fixture `container`), commands run inside it, and the project's install command in it."""
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+from conftest import BUILD, ROOT, e2e_skip_reason  # noqa: E402
+
+HARNESS = ROOT / "Tests" / "e2e" / "nspawn"
+CACHE = os.environ.get("TASKD_E2E_CACHE", "/var/cache/taskd-e2e")
+TASKCTL = "/usr/local/bin/taskctl"
+STARTED = "8605484d98ae4477a29493037f9e10ec"
+COMPLETED = "e1494e7e0a484939823f308918b213dd"
+
+
+SKIP = e2e_skip_reason("booting systemd in a container", ["systemd-nspawn", "debootstrap", "nsenter"])
+
+
+@pytest.fixture(scope="module")
+def container():
+    name = f"taskd-e2e-{os.getpid()}"
+    build = BUILD.resolve()
+    # logind sleeps only if /sys/power/state (absent in a container) is writable and names a state:
+    # a file of the test's own stands in for it. systemd-suspend.service is replaced in the sleep
+    # test, so nothing ever reaches the kernel (and the host's file is empty: it could not sleep).
+    power_state = Path(f"/run/taskd-e2e/{name}.power-state")
+    power_state.parent.mkdir(parents=True, exist_ok=True)
+    power_state.write_text("freeze mem\n")
+    binds = [f"--bind-ro={build}:/opt/taskd/bin", "--bind-ro=/opt/swift",
+             f"--bind-ro={ROOT}:/opt/taskd/src", f"--bind={power_state}:/sys/power/state"]
+    # One boot of the container failed once on the shared CI VM with no cause found (systemctl in
+    # it never answered; the same tests passed right after). A second failure fails the tests; a
+    # first one is shown as a warning in pytest's summary, with what the harness printed.
+    for attempt in (1, 2):
+        up = subprocess.run([str(HARNESS), "up", CACHE, name, *binds], capture_output=True, text=True, timeout=600)
+        if up.returncode == 0:
+            break
+        subprocess.run([str(HARNESS), "down", name])
+        if attempt == 2:
+            pytest.fail(f"container did not boot, twice: {up.stderr[-2000:]}")
+        warnings.warn(f"container did not boot, booting it again: {up.stderr[-2000:]}")
+    yield name
+    subprocess.run([str(HARNESS), "down", name], timeout=60)
+    power_state.unlink(missing_ok=True)
+
+
+def inside(name, *command, check=True, timeout=60):
+    r = subprocess.run([str(HARNESS), "exec", name, *command], capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert r.returncode == 0, f"{command}: rc {r.returncode}\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+def install(container):
+    """The project's install command (with the bind-mounted build), then the socket started."""
+    inside(container, "/opt/taskd/src/scripts/install", "--bin-dir", "/opt/taskd/bin")
+    inside(container, "systemctl", "enable", "--now", "taskd.socket")
+
+
+
+def main_pid(container):
+    return int(inside(container, "systemctl", "show", "taskd.service", "-p", "MainPID", "--value").stdout.strip())
+
+
+def wait_inside(container, predicate, what, tries=150):
+    for _ in range(tries):
+        if predicate():
+            return
+        inside(container, "sleep", "0.1")
+    raise AssertionError(f"timed out waiting for {what}")
