@@ -26,7 +26,7 @@ public enum SchedulerInterface {
           kind: string,
           # 32 hex digits, unique per run; journaled as TASK_RUN_ID.
           runId: string,
-          # startup, timer, wake, retry, catchup or resume (a run sleep cut short, again).
+          # startup, timer, wake, retry, catchup or resume (a run sleep, an upgrade or a restart cut short, again).
           trigger: string,
           # 1, then 2, 3, ... for retries.
           attempt: int,
@@ -58,7 +58,7 @@ public enum SchedulerInterface {
           # The signal that ended a command, as SIGKILL.
           signal: ?string,
           # budget, requested, superseded, reconfigured, removed, shutdown, no-progress,
-          # condition-timeout (MaxDeferSec=), condition-lost (ConditionLost=cancel), sleep, paused or upgrade.
+          # condition-timeout (MaxDeferSec=), condition-lost (ConditionLost=cancel), sleep, paused, upgrade or restart.
           cancelReason: ?string,
           # What a Swift handler threw, or why a command could not start.
           error: ?string,
