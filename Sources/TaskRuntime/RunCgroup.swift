@@ -26,28 +26,31 @@ public final class RunCgroup: Sendable {
         for (_, file, value) in limits.files where !Self.write(path + "/" + file, value) {
             unapplied.append("\(file)=\(value): \(String(cString: strerror(errno)))")
         }
-        procsFD = open(path + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
-        eventsFD = open(path + "/cgroup.events", O_RDONLY | O_CLOEXEC)
-        guard procsFD >= 0, eventsFD >= 0 else {
-            let reason = String(cString: strerror(errno))
-            if procsFD >= 0 { close(procsFD) }
-            if eventsFD >= 0 { close(eventsFD) }
+        do {
+            (procsFD, eventsFD) = try Self.openFiles(path)
+        } catch {
             rmdir(path)
-            throw SpawnError(message: "cgroup \(path): \(reason)")
+            throw error
         }
     }
 
     /// Opens the run cgroup at `path` that an earlier image of taskd made (`taskctl upgrade`).
     public init(adopting path: String) throws(SpawnError) {
         self.path = path
-        procsFD = open(path + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
-        eventsFD = open(path + "/cgroup.events", O_RDONLY | O_CLOEXEC)
-        guard procsFD >= 0, eventsFD >= 0 else {
+        (procsFD, eventsFD) = try Self.openFiles(path)
+    }
+
+    /// `cgroup.procs` for writing and `cgroup.events` for reading, or why not.
+    private static func openFiles(_ path: String) throws(SpawnError) -> (procs: Int32, events: Int32) {
+        let procs = open(path + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
+        let events = open(path + "/cgroup.events", O_RDONLY | O_CLOEXEC)
+        guard procs >= 0, events >= 0 else {
             let reason = String(cString: strerror(errno))
-            if procsFD >= 0 { close(procsFD) }
-            if eventsFD >= 0 { close(eventsFD) }
+            if procs >= 0 { close(procs) }
+            if events >= 0 { close(events) }
             throw SpawnError(message: "cgroup \(path): \(reason)")
         }
+        return (procs, events)
     }
 
     /// Whether any process is left in it (`cgroup.events`: `populated 1`).
