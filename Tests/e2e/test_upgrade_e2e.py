@@ -195,3 +195,20 @@ def test_systemctl_restart_is_told_from_a_stop_and_what_it_cuts_short_runs_again
     finally:
         inside(container, "rm", "-f", "/etc/taskd/tasks.d/long.task")
         inside(container, "systemctl", "restart", "taskd.service")
+
+
+def test_installing_over_a_running_taskd_upgrades_it_in_place(container):
+    install(container)
+    put_files(container, "/etc/taskd/tasks.d", {"long.task": "[Task]\nKind=processing\n[Exec]\nExecStart=/bin/sleep 300\n"})
+    try:
+        inside(container, "systemctl", "restart", "taskd.service")
+        run = json.loads(inside(container, TASKCTL, "wake", "long", "--json").stdout)[0]
+        pid = main_pid(container)
+        again = inside(container, "/opt/taskd/src/scripts/install", "--bin-dir", "/opt/taskd/bin")
+        assert "the running taskd now runs the new binary" in again.stdout, again
+        assert main_pid(container) == pid
+        current = json.loads(inside(container, TASKCTL, "status", "long", "--json").stdout)["current"]
+        assert current["runId"] == run["runId"] and current["state"] == "running"
+    finally:
+        inside(container, "rm", "-f", "/etc/taskd/tasks.d/long.task")
+        inside(container, "systemctl", "restart", "taskd.service")
