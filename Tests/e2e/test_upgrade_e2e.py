@@ -167,48 +167,47 @@ def test_an_upgrade_in_place_keeps_every_run_its_output_its_budget_and_its_watch
         inside(container, "systemctl", "restart", "taskd.service")
 
 
-def test_systemctl_restart_is_told_from_a_stop_and_what_it_cuts_short_runs_again(container):
+@pytest.fixture
+def long_task(container):
+    """taskd (just restarted) with `long`, a command of 5 minutes; removed afterwards."""
+    install(container)
+    put_files(container, "/etc/taskd/tasks.d", {"long.task": "[Task]\nKind=processing\n[Exec]\nExecStart=/bin/sleep 300\n"})
+    inside(container, "systemctl", "restart", "taskd.service")
+    yield container
+    inside(container, "rm", "-f", "/etc/taskd/tasks.d/long.task")
+    inside(container, "systemctl", "restart", "taskd.service")
+
+
+def test_systemctl_restart_is_told_from_a_stop_and_what_it_cuts_short_runs_again(long_task):
     # The unit's queued job tells taskd a restart from a stop: a restart cancels with reason
     # restart (a stop: shutdown, as test_systemd_e2e checks), and the acknowledged wake runs again.
-    install(container)
-    put_files(container, "/etc/taskd/tasks.d", {"long.task": "[Task]\nKind=processing\n[Exec]\nExecStart=/bin/sleep 300\n"})
-    try:
-        inside(container, "systemctl", "restart", "taskd.service")
-        first = json.loads(inside(container, TASKCTL, "wake", "long", "--id", "nightly", "--json").stdout)[0]
-        assert first["state"] == "running"
-        before = main_pid(container)
-        inside(container, "systemctl", "restart", "taskd.service")
-        assert main_pid(container) != before
-        for _ in range(100):
-            current = json.loads(inside(container, TASKCTL, "status", "long", "--json").stdout).get("current")
-            if current and current["runId"] != first["runId"]:
-                break
-            time.sleep(0.1)
-        assert current["wakeId"] == "nightly" and current["state"] == "running", current
-        inside(container, "journalctl", "--sync")
-        log = [json.loads(line) for line in inside(container, "journalctl", "-u", "taskd", "-o", "json",
-                                                   f"TASK_RUN_ID={first['runId']}").stdout.splitlines()]
-        ended = [e for e in log if "TASK_OUTCOME" in e]
-        assert ended and ended[-1]["TASK_OUTCOME"] == "cancelled" and ended[-1]["TASK_CANCEL_REASON"] == "restart"
-        said = inside(container, "journalctl", "-u", "taskd", "--no-pager", "-g", "systemd restarts it").stdout
-        assert "received SIGTERM; systemd restarts it" in said
-    finally:
-        inside(container, "rm", "-f", "/etc/taskd/tasks.d/long.task")
-        inside(container, "systemctl", "restart", "taskd.service")
+    container = long_task
+    first = json.loads(inside(container, TASKCTL, "wake", "long", "--id", "nightly", "--json").stdout)[0]
+    assert first["state"] == "running"
+    before = main_pid(container)
+    inside(container, "systemctl", "restart", "taskd.service")
+    assert main_pid(container) != before
+    for _ in range(100):
+        current = json.loads(inside(container, TASKCTL, "status", "long", "--json").stdout).get("current")
+        if current and current["runId"] != first["runId"]:
+            break
+        time.sleep(0.1)
+    assert current["wakeId"] == "nightly" and current["state"] == "running", current
+    inside(container, "journalctl", "--sync")
+    log = [json.loads(line) for line in inside(container, "journalctl", "-u", "taskd", "-o", "json",
+                                               f"TASK_RUN_ID={first['runId']}").stdout.splitlines()]
+    ended = [e for e in log if "TASK_OUTCOME" in e]
+    assert ended and ended[-1]["TASK_OUTCOME"] == "cancelled" and ended[-1]["TASK_CANCEL_REASON"] == "restart"
+    said = inside(container, "journalctl", "-u", "taskd", "--no-pager", "-g", "systemd restarts it").stdout
+    assert "received SIGTERM; systemd restarts it" in said
 
 
-def test_installing_over_a_running_taskd_upgrades_it_in_place(container):
-    install(container)
-    put_files(container, "/etc/taskd/tasks.d", {"long.task": "[Task]\nKind=processing\n[Exec]\nExecStart=/bin/sleep 300\n"})
-    try:
-        inside(container, "systemctl", "restart", "taskd.service")
-        run = json.loads(inside(container, TASKCTL, "wake", "long", "--json").stdout)[0]
-        pid = main_pid(container)
-        again = inside(container, "/opt/taskd/src/scripts/install", "--bin-dir", "/opt/taskd/bin")
-        assert "the running taskd now runs the new binary" in again.stdout, again
-        assert main_pid(container) == pid
-        current = json.loads(inside(container, TASKCTL, "status", "long", "--json").stdout)["current"]
-        assert current["runId"] == run["runId"] and current["state"] == "running"
-    finally:
-        inside(container, "rm", "-f", "/etc/taskd/tasks.d/long.task")
-        inside(container, "systemctl", "restart", "taskd.service")
+def test_installing_over_a_running_taskd_upgrades_it_in_place(long_task):
+    container = long_task
+    run = json.loads(inside(container, TASKCTL, "wake", "long", "--json").stdout)[0]
+    pid = main_pid(container)
+    again = inside(container, "/opt/taskd/src/scripts/install", "--bin-dir", "/opt/taskd/bin")
+    assert "the running taskd now runs the new binary" in again.stdout, again
+    assert main_pid(container) == pid
+    current = json.loads(inside(container, TASKCTL, "status", "long", "--json").stdout)["current"]
+    assert current["runId"] == run["runId"] and current["state"] == "running"
