@@ -84,6 +84,9 @@ public struct RunInfo: Hashable, Sendable, JSONValueConvertible {
         case .outOfMemory?:
             signal = "SIGKILL"
             failureReason = "oom"
+        case .lost(let message)?:
+            error = message
+            failureReason = "lost"
         case .returned?, nil: break
         }
         cpuUSec = run.usage?.cpuUSec

@@ -80,7 +80,8 @@ public enum SchedulerInterface {
           progressCompleted: ?int,
           progressTotal: ?int,
           status: ?string,
-          # Why a failed run failed beyond its exit: oom (its cgroup's MemoryMax=).
+          # Why a failed run failed beyond its exit: oom (its cgroup's MemoryMax=), or lost (taskd stopped
+          # unexpectedly while it ran, and recorded it at its next start).
           failureReason: ?string,
           # What a command's run used: CPU time, peak memory, bytes read and written.
           cpuUSec: ?int,

@@ -57,6 +57,41 @@ def test_kill_9_right_after_an_acknowledged_wake_and_the_wake_runs_after_restart
     assert not journal(MESSAGE_ID=RECOVERED, _PID=str(d.proc.pid))
 
 
+LOST = "3e6355480e2a4a719f4b15eefbac31fe"
+
+
+def test_kill_9_during_runs_records_each_as_lost_at_the_next_start_and_runs_it_again(daemon_factory):
+    # Two runs in progress at the crash: a wake's (it runs again through its wake) and a start-up
+    # timer's (it runs again with trigger resume). Neither is dropped: each is in its history,
+    # failed, failureReason lost.
+    marker = f"28.{random.randrange(1000, 9999)}"
+    d = daemon_factory({"long.task": task(f"/bin/sleep {marker}", kind="processing"),
+                        "boot.task": task(f"/bin/sleep {marker}1", kind="processing",
+                                          extra="[Timer]\nOnUnitActiveSec=1h\nOnStartupSec=0")}).start()
+    try:
+        cut = json.loads(d.taskctl("wake", "long", "--id", "nightly", "--json").stdout)[0]
+        boot = wait_for(lambda: json.loads(d.taskctl("status", "boot", "--json").stdout).get("current"),
+                        what="the start-up run")
+        wait_for(lambda: (d.state / "active-runs.json").exists() and cut["runId"] in
+                 (d.state / "active-runs.json").read_text() and boot["runId"] in (d.state / "active-runs.json").read_text(),
+                 what="both runs on disk")
+        crash(d)
+        d.start()
+        for name, run in (("long", cut), ("boot", boot)):
+            recorded = wait_for(lambda: [r for r in json.loads(d.taskctl("history", name, "--json").stdout)
+                                         if r["runId"] == run["runId"]], what=f"{name}'s lost run")[0]
+            assert recorded["state"] == "failed" and recorded["failureReason"] == "lost", recorded
+            assert "taskd stopped while it ran" in recorded["error"]
+        again = json.loads(d.taskctl("status", "long", "--json").stdout)["current"]
+        assert again["wakeId"] == "nightly" and again["runId"] != cut["runId"]
+        entry = wait_for(lambda: journal(MESSAGE_ID=LOST, _PID=str(d.proc.pid)), what="the journal entry")
+        assert entry[0]["TASKD_LOST_RUNS"] == "2"
+        d.stop()
+        assert not (d.state / "active-runs.json").exists(), "a clean stop leaves no run in progress"
+    finally:
+        subprocess.run(["pkill", "-f", f"sleep {marker}"])
+
+
 def client(path, name, acknowledged, completed, stop):
     """Wakes `name` with --wait semantics until the daemon dies, recording every acknowledged run
     and every run whose completion it was told of."""

@@ -11,7 +11,7 @@ public struct CutRun: Hashable, Sendable, Codable {
     /// When its trigger was due (CLOCK_REALTIME µs).
     public var scheduledRealtime: UInt64
 
-    init(_ run: Run) {
+    public init(_ run: Run) {
         kind = run.key.kind
         identifier = run.key.identifier
         attempt = run.attempt

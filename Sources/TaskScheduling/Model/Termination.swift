@@ -15,6 +15,9 @@ public enum Termination: Hashable, Sendable {
     case outOfMemory
     /// The handler could not be started at all (for example, the executable is missing).
     case spawnFailed(String)
+    /// Its end was never seen: taskd stopped unexpectedly (a crash, `kill -9`) while it ran; why.
+    /// Recorded at the next start (outcome `failed`, `failureReason` `lost`).
+    case lost(String)
 
     /// True when the handler did its work: exit status 0 or a normal return.
     public var isSuccess: Bool {

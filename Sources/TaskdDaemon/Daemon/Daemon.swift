@@ -23,6 +23,11 @@ package actor Daemon {
     let journal: EventJournal
     let store: any RunStore
     let cutRuns: CutRunsFile?
+    /// The runs in progress on disk (`ActiveRunsFile`), rewritten when a run started or ended:
+    /// `activeChanges` counts those, `activeSaved` is the count last written.
+    let activeRuns: ActiveRunsFile?
+    var activeChanges = 0
+    var activeSaved = 0
     let loadConfig: @Sendable () -> LoadedConfig
     let commands: any CommandLauncher
     let swift: SwiftHandlerLauncher
@@ -67,6 +72,7 @@ package actor Daemon {
         journal = ports.journal
         store = ports.store
         cutRuns = ports.cutRuns
+        activeRuns = ports.activeRuns
         loadConfig = ports.loadConfig
         commands = ports.commands
         makeMachine = ports.machine
@@ -187,7 +193,12 @@ package actor Daemon {
                 saveHistory()
                 store.settle(ids)
             case .report(let event):
-                if case .ended(let run) = event { handlerGone(run) }
+                if case .ended(let run) = event {
+                    handlerGone(run)
+                    if run.started != nil { activeChanges &+= 1 }
+                } else if case .started = event {
+                    activeChanges &+= 1
+                }
                 for observer in observers { observer.observe(event) }
             case .inhibit(let lock): inhibit(lock, hold: true)
             case .release(let lock): inhibit(lock, hold: false)
@@ -244,6 +255,10 @@ package actor Daemon {
 
     func afterChange(rearm: Bool = false) {
         answerDrainCalls()
+        if let activeRuns, activeChanges != activeSaved {
+            activeSaved = activeChanges
+            activeRuns.save(scheduler.runs.values.compactMap(RunSnapshot.init))
+        }
         if scheduler.runs.isEmpty, !stopWaiters.isEmpty {
             stopWaiters.forEach { $0.resume() }
             stopWaiters.removeAll()

@@ -22,6 +22,8 @@ package struct DaemonPorts: Sendable {
     package var machineID: String
     /// Where the runs a restart cuts short are kept for the next start (nil: nowhere).
     package var cutRuns: CutRunsFile?
+    /// Where the runs in progress are kept, for a start after a crash (nil: nowhere).
+    package var activeRuns: ActiveRunsFile?
 
     package init(
         clock: any DaemonClock, commands: any CommandLauncher,
@@ -29,9 +31,10 @@ package struct DaemonPorts: Sendable {
         store: any RunStore, journal: EventJournal, notifier: ServiceNotifier = ServiceNotifier(),
         loadConfig: @escaping @Sendable () -> LoadedConfig,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = "",
-        cutRuns: CutRunsFile? = nil
+        cutRuns: CutRunsFile? = nil, activeRuns: ActiveRunsFile? = nil
     ) {
         self.cutRuns = cutRuns
+        self.activeRuns = activeRuns
         self.clock = clock
         self.commands = commands
         self.machine = machine

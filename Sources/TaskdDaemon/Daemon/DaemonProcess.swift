@@ -136,6 +136,10 @@ package struct DaemonProcess: Sendable {
             printError("\(name): \(refusal)")
             return Self.stateRefused
         }
+        // The runs the previous taskd had in progress, should it have stopped without ending them.
+        let (previouslyActive, activeProblem) = ActiveRunsFile.take(directory: stateDirectory)
+        if let activeProblem { journal.daemon(.stateError, 3, activeProblem) }
+        let activeRuns = ActiveRunsFile(directory: stateDirectory) { journal.daemon(.stateError, 4, $0) }
         let socketPath = options.socketPath ?? config.daemon.socketPath ?? DefaultPaths.socketPath
         signal(SIGPIPE, SIG_IGN)
         let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP, SIGUSR2])
@@ -170,7 +174,8 @@ package struct DaemonProcess: Sendable {
             commands: ProcessLauncher(journal: journal, stateDirectory: stateDirectory, cgroups: cgroups),
             machine: { MachineWatch(onEvent: $0) }, store: store, journal: journal, notifier: notifier,
             loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks, required: required) },
-            random: SystemRandom(), machineID: Self.machineID(), cutRuns: CutRunsFile(directory: stateDirectory))
+            random: SystemRandom(), machineID: Self.machineID(), cutRuns: CutRunsFile(directory: stateDirectory),
+            activeRuns: activeRuns)
         let daemon = Daemon(config: consume config, handlers: handlers, records: records, ports: ports)
         // The parsed files are garbage now: give their pages back (0.8 MiB with 10,000 tasks).
         MallocArenas.trim()
@@ -197,6 +202,8 @@ package struct DaemonProcess: Sendable {
         if let cutProblem { journal.daemon(.stateError, 3, cutProblem) }
         await daemon.replay(cut, after: "restart")
         await daemon.replay(handoff?.replays ?? [], after: "upgrade")
+        let handed = Set(handoff?.runs.map(\.run.id) ?? [])
+        await daemon.recordLost(previouslyActive.filter { !handed.contains($0.id) })
         // Calls are served on the event loop that reads them, as the daemon runs there.
         server.start { service.handle($0, on: $1) }
         let taskCount = await daemon.taskCount
@@ -218,6 +225,7 @@ package struct DaemonProcess: Sendable {
                 resume: { server.start { service.handle($0, on: $1) } })
         }
         await daemon.shutdown(restarting: restarting)
+        activeRuns.flush()
         withExtendedLifetime(clockWatcher) {}
         server.stop()
         journal.daemon(.daemonStopping, 5, "\(name) stopped")

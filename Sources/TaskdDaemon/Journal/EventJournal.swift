@@ -172,6 +172,7 @@ package struct EventJournal: Sendable {
         case .threw(let e)?: return "threw \(e)"
         case .threwNoRetry(let e)?: return "threw PermanentFailure: \(e)"
         case .spawnFailed(let e)?: return "could not start: \(e)"
+        case .lost(let e)?: return "its end was not seen: \(e)"
         case .outOfMemory?: return "killed by the OOM killer at its MemoryMax="
         case nil: return "no result"
         }
@@ -212,6 +213,9 @@ package struct EventJournal: Sendable {
         case .outOfMemory?:
             entry.set("TASK_SIGNAL", "SIGKILL")
             entry.set("TASK_FAILURE_REASON", "oom")
+        case .lost(let e)?:
+            entry.set("TASK_ERROR", e)
+            entry.set("TASK_FAILURE_REASON", "lost")
         case .returned?, nil: break
         }
         if let usage = run.usage {

@@ -104,7 +104,10 @@ extension Daemon {
             }
             if !known { journal.adopted(run, pid: h.command.pid) }
         }
-        if !known { afterChange(rearm: true) }
+        if !known {
+            activeChanges &+= 1
+            afterChange(rearm: true)
+        }
         return records
     }
 }

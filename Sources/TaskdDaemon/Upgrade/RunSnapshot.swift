@@ -3,7 +3,7 @@ import TaskScheduling
 /// A run in progress as one image of taskd hands it to the next (`taskctl upgrade`): every field
 /// the scheduler needs to go on with it, instants as they were (CLOCK_MONOTONIC goes on across
 /// `execve`). Values of `UInt64.max` (no deadline) are left out, as JSON numbers stop at 2⁶³.
-struct RunSnapshot: Codable, Sendable, Hashable {
+package struct RunSnapshot: Codable, Sendable, Hashable {
     var id: String
     var kind: String
     var identifier: String
