@@ -23,11 +23,11 @@ package actor Daemon {
     let journal: EventJournal
     let store: any RunStore
     let cutRuns: CutRunsFile?
-    /// The runs in progress on disk (`ActiveRunsFile`), rewritten when a run started or ended:
-    /// `activeChanges` counts those, `activeSaved` is the count last written.
+    /// The runs in progress on disk (`ActiveRunsFile`): each one's snapshot as it started, and
+    /// whether the set changed since it was last handed to the file.
     let activeRuns: ActiveRunsFile?
-    var activeChanges = 0
-    var activeSaved = 0
+    var activeSnapshots: [String: RunSnapshot] = [:]
+    var activeChanged = false
     let loadConfig: @Sendable () -> LoadedConfig
     let commands: any CommandLauncher
     let swift: SwiftHandlerLauncher
@@ -195,9 +195,10 @@ package actor Daemon {
             case .report(let event):
                 if case .ended(let run) = event {
                     handlerGone(run)
-                    if run.started != nil { activeChanges &+= 1 }
-                } else if case .started = event {
-                    activeChanges &+= 1
+                    if activeRuns != nil, activeSnapshots.removeValue(forKey: run.id) != nil { activeChanged = true }
+                } else if case .started(let run) = event, activeRuns != nil {
+                    activeSnapshots[run.id] = RunSnapshot(run)
+                    activeChanged = true
                 }
                 for observer in observers { observer.observe(event) }
             case .inhibit(let lock): inhibit(lock, hold: true)
@@ -255,9 +256,9 @@ package actor Daemon {
 
     func afterChange(rearm: Bool = false) {
         answerDrainCalls()
-        if let activeRuns, activeChanges != activeSaved {
-            activeSaved = activeChanges
-            activeRuns.save(scheduler.runs.values.compactMap(RunSnapshot.init))
+        if activeChanged, let activeRuns {
+            activeChanged = false
+            activeRuns.save(activeSnapshots)
         }
         if scheduler.runs.isEmpty, !stopWaiters.isEmpty {
             stopWaiters.forEach { $0.resume() }

@@ -9,13 +9,16 @@ import TaskdProtocol
 
 /// The runs in progress, kept in the state folder as `active-runs.json` for a taskd that did not
 /// stop cleanly (a crash, `kill -9`): the next start records each one whose end it never saw
-/// (outcome `failed`, `failureReason` `lost`) instead of dropping it. Rewritten off the event
-/// loop, without an fsync (a crash of taskd keeps the page cache), the latest list only.
+/// (outcome `failed`, `failureReason` `lost`) instead of dropping it. Written off the event loop,
+/// the latest list only, at most every `interval` (a run that starts less than that before a crash
+/// may be missed), without an fsync (a crash of taskd keeps the page cache).
 package final class ActiveRunsFile: Sendable {
     let path: String
+    /// The least time between two writes, µs.
+    static let interval = 10_000
     private let queue = DispatchQueue(label: "taskd.active-runs")
-    /// The list waiting to be written, and whether the queue is writing.
-    private let waiting = Mutex<(runs: [RunSnapshot]?, writing: Bool)>((nil, false))
+    /// The list waiting to be written, and whether a write is scheduled.
+    private let waiting = Mutex<(runs: [String: RunSnapshot]?, scheduled: Bool)>((nil, false))
     private let onProblem: @Sendable (String) -> Void
 
     package init(directory: String, onProblem: @escaping @Sendable (String) -> Void) {
@@ -23,39 +26,49 @@ package final class ActiveRunsFile: Sendable {
         self.onProblem = onProblem
     }
 
-    /// Records `runs` as the runs in progress now; returns at once.
-    func save(_ runs: [RunSnapshot]) {
+    /// Records `runs` (by id) as the runs in progress now; returns at once.
+    func save(_ runs: [String: RunSnapshot]) {
         let start = waiting.withLock { w in
             w.runs = runs
-            defer { w.writing = true }
-            return !w.writing
+            defer { w.scheduled = true }
+            return !w.scheduled
         }
-        if start { queue.async { self.write() } }
+        if start { queue.async { self.writeWaiting() } }
     }
 
-    private func write() {
-        while let runs = waiting.withLock({ w -> [RunSnapshot]? in
-            defer { w.runs = nil }
-            if w.runs == nil { w.writing = false }
-            return w.runs
-        }) {
-            if runs.isEmpty {
-                if unlink(path) != 0 && errno != ENOENT { onProblem("\(path): \(String(cString: strerror(errno)))") }
-                continue
-            }
-            do {
-                let text = try JSONValueEncoder().encode(runs).description
-                if let error = FileIO.replace(path, with: Array(text.utf8), sync: false) {
-                    onProblem("\(path): \(error)")
-                }
-            } catch {
-                onProblem("\(path): \(error)")
-            }
-        }
+    /// Writes what waits, then looks again one `interval` later; stops when nothing waited.
+    private func writeWaiting() {
+        guard writeNow() else { return }
+        queue.asyncAfter(deadline: .now() + .microseconds(Self.interval)) { self.writeWaiting() }
     }
 
-    /// Waits until the latest list is written.
-    func flush() { queue.sync {} }
+    /// Writes the list that waits, if any (false, and unscheduled, if none did). On `queue`.
+    @discardableResult
+    private func writeNow() -> Bool {
+        let next = waiting.withLock { w -> [String: RunSnapshot]? in
+            guard let runs = w.runs else {
+                w.scheduled = false
+                return nil
+            }
+            w.runs = nil
+            return runs
+        }
+        guard let runs = next else { return false }
+        if runs.isEmpty {
+            if unlink(path) != 0 && errno != ENOENT { onProblem("\(path): \(String(cString: strerror(errno)))") }
+            return true
+        }
+        do {
+            let text = try JSONValueEncoder().encode(runs.values.sorted { $0.id < $1.id }).description
+            if let error = FileIO.replace(path, with: Array(text.utf8), sync: false) { onProblem("\(path): \(error)") }
+        } catch {
+            onProblem("\(path): \(error)")
+        }
+        return true
+    }
+
+    /// Writes the latest list now, if one waits (a clean stop's last, empty one).
+    func flush() { queue.sync { _ = writeNow() } }
 
     /// The runs that were in progress when the previous taskd stopped without ending them, the file
     /// removed; and what was wrong with it, if it could not be read.

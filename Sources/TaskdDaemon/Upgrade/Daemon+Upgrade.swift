@@ -102,12 +102,15 @@ extension Daemon {
                         at: clock.now()))
                 continue
             }
-            if !known { journal.adopted(run, pid: h.command.pid) }
+            if !known {
+                journal.adopted(run, pid: h.command.pid)
+                if activeRuns != nil {
+                    activeSnapshots[run.id] = h.run
+                    activeChanged = true
+                }
+            }
         }
-        if !known {
-            activeChanges &+= 1
-            afterChange(rearm: true)
-        }
+        if !known { afterChange(rearm: true) }
         return records
     }
 }
