@@ -77,9 +77,13 @@ def test_kill_9_during_runs_records_each_as_lost_at_the_next_start_and_runs_it_a
                  what="both runs on disk")
         crash(d)
         d.start()
+        def history(name):
+            r = d.taskctl("history", name, "--json")
+            assert r.returncode == 0, (r, d.stderr_text()[-2000:])
+            return json.loads(r.stdout)
         for name, run in (("long", cut), ("boot", boot)):
-            recorded = wait_for(lambda: [r for r in json.loads(d.taskctl("history", name, "--json").stdout)
-                                         if r["runId"] == run["runId"]], what=f"{name}'s lost run")[0]
+            recorded = wait_for(lambda: [r for r in history(name) if r["runId"] == run["runId"]],
+                                what=f"{name}'s lost run")[0]
             assert recorded["state"] == "failed" and recorded["failureReason"] == "lost", recorded
             assert "taskd stopped while it ran" in recorded["error"]
         again = json.loads(d.taskctl("status", "long", "--json").stdout)["current"]

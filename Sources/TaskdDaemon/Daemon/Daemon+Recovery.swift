@@ -12,9 +12,13 @@ extension Daemon {
         for snapshot in snapshots {
             guard var run = snapshot.run, let started = run.started, history.ended(run.id, of: run.key) == nil
             else { continue }
-            // The monotonic clock restarts with the machine: the duration is counted on the wall clock.
+            // The monotonic clock restarts with the machine: its instants are placed again before
+            // now by the wall clock, in their order (queued, started, ended).
             let elapsed = min(now.realtime > started.realtime ? now.realtime - started.realtime : 0, now.monotonic)
-            run.started = ClockReading(monotonic: now.monotonic - elapsed, realtime: started.realtime)
+            let waited = started.monotonic - min(run.queued.monotonic, started.monotonic)
+            let startedAt = now.monotonic - elapsed
+            run.started = ClockReading(monotonic: startedAt, realtime: started.realtime)
+            run.queued = ClockReading(monotonic: startedAt - min(waited, startedAt), realtime: run.queued.realtime)
             run.ended = now
             run.termination = .lost("taskd stopped while it ran: a crash, SIGKILL, the watchdog or a power loss")
             run.outcome = .failed
