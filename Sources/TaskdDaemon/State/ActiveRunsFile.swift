@@ -73,20 +73,6 @@ package final class ActiveRunsFile: Sendable {
     /// The runs that were in progress when the previous taskd stopped without ending them, the file
     /// removed; and what was wrong with it, if it could not be read.
     static func take(directory: String) -> (runs: [RunSnapshot], problem: String?) {
-        let path = directory + "/active-runs.json"
-        let bytes: [UInt8]
-        switch FileIO.read(path) {
-        case .success(let b): bytes = b
-        case .failure(let error) where error.errno == ENOENT: return ([], nil)
-        case .failure(let error): return ([], "\(path): \(error)")
-        }
-        unlink(path)
-        do {
-            return (
-                try JSONValueDecoder().decode([RunSnapshot].self, from: String(decoding: bytes, as: UTF8.self)), nil
-            )
-        } catch {
-            return ([], "\(path): \(JSONValueDecoder.describe(error)); the runs it named are not recorded")
-        }
+        RunListFile.take(directory + "/active-runs.json", lost: "the runs it named are not recorded")
     }
 }

@@ -25,17 +25,6 @@ package struct CutRunsFile: Sendable {
 
     /// The runs kept, the file removed; and what was wrong with it, if it could not be read.
     func take() -> (runs: [CutRun], problem: String?) {
-        let bytes: [UInt8]
-        switch FileIO.read(path) {
-        case .success(let b): bytes = b
-        case .failure(let error) where error.errno == ENOENT: return ([], nil)
-        case .failure(let error): return ([], "\(path): \(error)")
-        }
-        unlink(path)
-        do {
-            return (try JSONValueDecoder().decode([CutRun].self, from: String(decoding: bytes, as: UTF8.self)), nil)
-        } catch {
-            return ([], "\(path): \(JSONValueDecoder.describe(error)); the runs it kept do not run again")
-        }
+        RunListFile.take(path, lost: "the runs it kept do not run again")
     }
 }
