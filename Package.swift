@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "TaskdTesting", targets: ["TaskdTesting"]),
         .executable(name: "taskd", targets: ["taskd"]),
         .executable(name: "taskctl", targets: ["taskctl"]),
+        .executable(name: "taskd-keeper", targets: ["taskd-keeper"]),
     ],
     targets: [
         // C layer: libsystemd through pkg-config, and the Linux calls Swift cannot reach directly.
@@ -78,6 +79,8 @@ let package = Package(
 
         .executableTarget(name: "taskd", dependencies: ["Taskd", "TaskdProcess"]),
         .executableTarget(name: "taskctl", dependencies: ["TaskControl"]),
+        // The parent of the command runs (C): they outlive taskd, and their exit statuses are kept.
+        .executableTarget(name: "taskd-keeper", dependencies: ["CTaskdShim"], path: "Sources/TaskdKeeper"),
         // The Swift handler example: its tasks (a library its tests import) and its daemon.
         .target(name: "WeatherKit", dependencies: ["Taskd"], path: "Examples/WeatherKit"),
         .executableTarget(

@@ -5,8 +5,9 @@ import TaskScheduling
     import Glibc
 #endif
 
-/// How a command's process is made: `posix_spawn` when nothing about its identity changes, else a
-/// vfork through the C shim that changes it (and enters the run's cgroup) before the `exec`.
+/// How a command's process is made: by the run keeper when taskd has one (`RunKeeper`); else
+/// `posix_spawn` when nothing about its identity changes, or a vfork through the C shim that
+/// changes it (and enters the run's cgroup) before the `exec`.
 extension CommandProcess {
     /// The common case: nothing about the identity changes, so glibc's `posix_spawn` (a vfork) will do.
     static func posixSpawn(
@@ -52,11 +53,38 @@ extension CommandProcess {
         stdin: Int32, stdout: Int32, stderr: Int32, notify: Int32, cwd: String?, identity: ExecIdentity,
         cgroupFD: Int32?
     ) -> Result<pid_t, SpawnError> {
+        var step: Int32 = 0
+        let pid = withSpec(identity, cgroupFD: cgroupFD) { spec in
+            taskd_spawn_as(path, argv, env, stdin, stdout, stderr, notify, cwd, &spec, &step)
+        }
+        guard pid < 0 else { return .success(pid) }
+        return .failure(failure(step: step, error: errno, path: path, cwd: cwd, identity: identity))
+    }
+
+    /// Through the run keeper, which makes the same vfork and exec and stays the command's parent.
+    /// `fds`: stdin, stdout, stderr, notify, then the read ends of the three pipes.
+    static func keeperSpawn(
+        _ keeper: RunKeeper, runID: String, _ path: String, _ argv: [UnsafeMutablePointer<CChar>?],
+        _ env: [UnsafeMutablePointer<CChar>?], fds: [Int32], cwd: String?, identity: ExecIdentity, cgroupFD: Int32?
+    ) -> Result<pid_t, SpawnError> {
+        // The cgroup's cgroup.procs travels as the last descriptor.
+        let result = withSpec(identity, cgroupFD: nil) { spec in
+            keeper.spawn(
+                runID: runID, path: path, argv: argv, env: env, cwd: cwd, identity: &spec,
+                fds: fds + (cgroupFD.map { [$0] } ?? []))
+        }
+        guard result.pid < 0 else { return .success(result.pid) }
+        return .failure(failure(step: result.step, error: result.error, path: path, cwd: cwd, identity: identity))
+    }
+
+    /// The C spec of `identity` (valid within `body`).
+    private static func withSpec<R>(
+        _ identity: ExecIdentity, cgroupFD: Int32?, _ body: (inout taskd_exec_identity) -> R
+    ) -> R {
         var groups = (identity.groups ?? []).map { gid_t($0) }
         // Without root, a command may only run as taskd's own user, whose groups it keeps.
         let keepGroups = geteuid() != 0 && identity.uid.map { $0 == geteuid() } ?? true
-        var step: Int32 = 0
-        let pid = groups.withUnsafeMutableBufferPointer { buffer -> pid_t in
+        return groups.withUnsafeMutableBufferPointer { buffer -> R in
             var spec = taskd_exec_identity()
             spec.set_groups = identity.groups != nil && !keepGroups ? 1 : 0
             spec.groups = UnsafePointer(buffer.baseAddress)
@@ -81,10 +109,15 @@ extension CommandProcess {
                 spec.set_cgroup = 1
                 spec.cgroup_fd = cgroupFD
             }
-            return taskd_spawn_as(path, argv, env, stdin, stdout, stderr, notify, cwd, &spec, &step)
+            return body(&spec)
         }
-        guard pid < 0 else { return .success(pid) }
-        let reason = String(cString: strerror(errno))
+    }
+
+    /// What failed, named after the setting or the path (`step`, `error` as the shim reports them).
+    private static func failure(step: Int32, error: Int32, path: String, cwd: String?, identity: ExecIdentity)
+        -> SpawnError
+    {
+        let reason = String(cString: strerror(error))
         let what: String
         switch step {
         case Int32(TASKD_STEP_NICE.rawValue): what = "setting Nice=\(identity.nice ?? 0)"
@@ -96,6 +129,6 @@ extension CommandProcess {
         case Int32(TASKD_STEP_CGROUP.rawValue): what = "entering the run's cgroup"
         default: what = "starting \(path)"
         }
-        return .failure(SpawnError(message: "\(what): \(reason)"))
+        return SpawnError(message: "\(what): \(reason)")
     }
 }

@@ -19,6 +19,8 @@ public final class CommandProcess: Sendable {
     public let pid: pid_t
     /// The run's cgroup, if it has one.
     public let cgroup: RunCgroup?
+    /// The run keeper, its parent, if the keeper spawned it (else taskd is).
+    let keeper: RunKeeper?
     private let state: Mutex<State>
     private let onOutput: @Sendable (CommandOutput) -> Void
     private let onExit: @Sendable (Termination, RunUsage) -> Void
@@ -41,10 +43,11 @@ public final class CommandProcess: Sendable {
 
     /// Starts `argv` with exactly `environment` (`NAME=value`) as `identity`; `onOutput` gets each
     /// line (or a count of lines `outputLimit` dropped), then `onExit` gets the termination once the
-    /// leader has exited and its output is drained.
+    /// leader has exited and its output is drained. With `keeper`, the keeper spawns it (as run `runID`).
     public static func spawn(
         argv: [String], environment: [String], workingDirectory: String?, stdin payload: String?,
         identity: ExecIdentity = ExecIdentity(), outputLimit: OutputRateLimit = .off, cgroup: RunCgroup? = nil,
+        keeper: RunKeeper? = nil, runID: String = "",
         onOutput: @escaping @Sendable (CommandOutput) -> Void,
         onExit: @escaping @Sendable (Termination, RunUsage) -> Void
     ) throws(SpawnError) -> CommandProcess {
@@ -64,6 +67,12 @@ public final class CommandProcess: Sendable {
         }
         let started = CStringArray.with(argv) { cArgv in
             CStringArray.with(environment) { cEnv -> Result<pid_t, SpawnError> in
+                if let keeper {
+                    return keeperSpawn(
+                        keeper, runID: runID, path, cArgv, cEnv,
+                        fds: [stdinFD, outPipe[1], errPipe[1], notifyPipe[1], outPipe[0], errPipe[0], notifyPipe[0]],
+                        cwd: workingDirectory, identity: identity, cgroupFD: cgroup?.procsFD)
+                }
                 if identity.isInherited && cgroup == nil {
                     return posixSpawn(
                         path, cArgv, cEnv, stdin: stdinFD, stdout: outPipe[1], stderr: errPipe[1],
@@ -83,7 +92,7 @@ public final class CommandProcess: Sendable {
             // 1.21–1.34× the C floor before, 1.05–1.13× after; tenth round in bench/PROFILING.md's git history).
             EventLoop.shared.yieldOncePerTurn()
             let process = CommandProcess(
-                pid: pid, cgroup: cgroup, outputLimit: outputLimit, onOutput: onOutput, onExit: onExit)
+                pid: pid, cgroup: cgroup, keeper: keeper, outputLimit: outputLimit, onOutput: onOutput, onExit: onExit)
             process.watch(pipes: [(outPipe[0], .stdout, []), (errPipe[0], .stderr, []), (notifyPipe[0], .notify, [])])
             return process
         case .failure(let error):
@@ -95,28 +104,37 @@ public final class CommandProcess: Sendable {
     }
 
     private init(
-        pid: pid_t, cgroup: RunCgroup?, outputLimit: OutputRateLimit,
+        pid: pid_t, cgroup: RunCgroup?, keeper: RunKeeper?, outputLimit: OutputRateLimit,
         onOutput: @escaping @Sendable (CommandOutput) -> Void,
         onExit: @escaping @Sendable (Termination, RunUsage) -> Void
     ) {
         self.pid = pid
         self.cgroup = cgroup
+        self.keeper = keeper
         self.onOutput = onOutput
         self.onExit = onExit
         self.state = Mutex(State(limiter: OutputRateLimiter(outputLimit)))
     }
 
     /// Takes over a command an earlier image of taskd started (`handOff` there, then `execve`): it
-    /// is watched as if spawned here; its rate limit's window starts again.
+    /// is watched as if spawned here; its rate limit's window starts again. A run the keeper holds
+    /// (`handoff.kept`, after an upgrade or a crash) has its exit reported by `keeper`.
     public static func adopt(
         _ handoff: CommandHandoff, outputLimit: OutputRateLimit = .off, cgroup: RunCgroup? = nil,
+        keeper: RunKeeper? = nil,
         onOutput: @escaping @Sendable (CommandOutput) -> Void,
         onExit: @escaping @Sendable (Termination, RunUsage) -> Void
     ) -> CommandProcess {
         let process = CommandProcess(
-            pid: handoff.pid, cgroup: cgroup, outputLimit: outputLimit, onOutput: onOutput, onExit: onExit)
+            pid: handoff.pid, cgroup: cgroup, keeper: handoff.kept == true ? keeper : nil, outputLimit: outputLimit,
+            onOutput: onOutput, onExit: onExit)
         for pipe in handoff.pipes { _ = fcntl(pipe.fd, F_SETFD, FD_CLOEXEC) }
-        process.watch(pipes: handoff.pipes.map { ($0.fd, $0.stream, $0.unfinished) }, reaped: handoff.waitStatus)
+        process.watch(
+            pipes: handoff.pipes.map { ($0.fd, $0.stream, $0.unfinished) }, reaped: handoff.waitStatus,
+            usage: handoff.usage.map {
+                RunUsage(
+                    cpuUSec: $0.cpuUSec, ioReadBytes: $0.ioReadBytes, ioWriteBytes: $0.ioWriteBytes, source: "rusage")
+            })
         return process
     }
 
@@ -137,6 +155,7 @@ public final class CommandProcess: Sendable {
             EventLoop.shared.deregister(fd: exitWatch.fd, token: exitWatch.token)
             close(exitWatch.fd)
         }
+        keeper?.forget(pid)
         var pipes: [CommandHandoff.Pipe] = []
         for fd in state.withLock({ $0.splitters.keys.sorted() }) {
             _ = drain(fd, onOutput: onOutput)
@@ -144,7 +163,8 @@ public final class CommandProcess: Sendable {
             _ = fcntl(fd, F_SETFD, 0)
             pipes.append(CommandHandoff.Pipe(fd: fd, stream: splitter.stream, unfinished: splitter.unfinished))
         }
-        return CommandHandoff(pid: pid, pipes: pipes, cgroup: cgroup?.path, waitStatus: status)
+        return CommandHandoff(
+            pid: pid, pipes: pipes, cgroup: cgroup?.path, waitStatus: status, kept: keeper != nil ? true : nil)
     }
 
     /// Sends `signal` to the whole process group, unless the leader has already been reaped.
@@ -170,8 +190,11 @@ public final class CommandProcess: Sendable {
     var watchedPipes: Int { state.withLock { $0.watched.count } }
 
     /// Watches the pipes (`unfinished`: the start of a line read before) and the leader's exit;
-    /// `reaped`: its wait status, if it was reaped already (by an earlier image).
-    private func watch(pipes: [(fd: Int32, stream: OutputLine.Stream, unfinished: [UInt8])], reaped: Int32? = nil) {
+    /// `reaped`: its wait status, if it was reaped already (by an earlier image, or the keeper).
+    private func watch(
+        pipes: [(fd: Int32, stream: OutputLine.Stream, unfinished: [UInt8])], reaped: Int32? = nil,
+        usage: RunUsage? = nil
+    ) {
         let loop = EventLoop.shared
         let onOutput = self.onOutput
         for (fd, stream, unfinished) in pipes {
@@ -188,7 +211,15 @@ public final class CommandProcess: Sendable {
             }
         }
         if let reaped {
-            Task(executorPreference: loop) { self.exited(status: reaped, usage: rusage()) }
+            let own = usage ?? Self.usage(rusage())
+            Task(executorPreference: loop) { self.exited(status: reaped, own: own) }
+            return
+        }
+        if let keeper {
+            keeper.whenExited(pid) { [self] status, usage in
+                guard let status else { return keeperLost() }
+                exited(status: status, own: usage)
+            }
             return
         }
         let pidfd = taskd_pidfd_open(pid)
@@ -201,7 +232,7 @@ public final class CommandProcess: Sendable {
                     loop.deregister(fd: watch.fd, token: watch.token)
                     close(watch.fd)
                 }
-                self.exited(status: status, usage: usage)
+                self.exited(status: status, own: Self.usage(usage))
             }
             if let token {
                 state.withLock { $0.exitWatch = (pidfd, token) }
@@ -215,11 +246,12 @@ public final class CommandProcess: Sendable {
             var status: Int32 = 0
             var usage = rusage()
             while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-            self.exited(status: status, usage: usage)
+            self.exited(status: status, own: Self.usage(usage))
         }
     }
 
-    private func exited(status: Int32, usage: rusage) {
+    /// `own`: what the leader used, as `wait4` said.
+    private func exited(status: Int32, own: RunUsage) {
         let handedOff = state.withLock { s in
             s.exited = true
             s.waitStatus = status
@@ -235,8 +267,7 @@ public final class CommandProcess: Sendable {
         let dropped = state.withLock { $0.limiter.finish() }
         if dropped > 0 { onOutput(.dropped(lines: dropped)) }
         let termination = ExitStatus.termination(status)
-        let own = Self.usage(usage)
-        guard let cgroup else { return onExit(termination, own) }
+        guard let cgroup else { return ended(termination, own) }
         // What the leader left in its cgroup is killed; the run ends once the cgroup is empty.
         if cgroup.isPopulated { cgroup.killAll() }
         cgroup.whenEmpty { [self] in
@@ -244,8 +275,32 @@ public final class CommandProcess: Sendable {
             let usage = cgroup.usage(fallback: own)
             let oom = cgroup.oomKilled && !termination.isSuccess
             cgroup.remove()
-            onExit(oom ? .outOfMemory : termination, usage)
+            ended(oom ? .outOfMemory : termination, usage)
         }
+    }
+
+    /// The keeper died before the run ended: its exit status can no longer be known. What is left
+    /// of it is killed (nothing runs unwatched), and it ends `lost`.
+    private func keeperLost() {
+        let handedOff = state.withLock { s in
+            s.exited = true
+            return s.handedOff
+        }
+        guard !handedOff else { return }
+        if let cgroup { cgroup.killAll() } else { kill(-pid, SIGKILL) }
+        for fd in state.withLock({ $0.splitters.keys.sorted() }) {
+            _ = drain(fd, onOutput: onOutput)
+            closePipe(fd, onOutput: onOutput)
+        }
+        onExit(
+            .lost("taskd-keeper, the run's parent, died before it: its exit status is unknown"),
+            RunUsage(source: "rusage"))
+    }
+
+    /// Reports the end; the keeper, if it is the parent, forgets the run.
+    private func ended(_ termination: Termination, _ usage: RunUsage) {
+        onExit(termination, usage)
+        keeper?.release(pid)
     }
 
     /// What `wait4` said the leader (and the children it waited for) used. Not its `ru_maxrss`:

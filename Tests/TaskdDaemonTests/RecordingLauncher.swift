@@ -69,4 +69,6 @@ final class RecordingLauncher: CommandLauncher {
             if let sent { continuation.resume(returning: sent) }
         }
     }
+    var keeperDescriptor: Int32? { nil }
+    func quitKeeper() {}
 }

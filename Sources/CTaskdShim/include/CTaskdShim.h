@@ -110,3 +110,53 @@ long taskd_getxattr(const char *path, const char *name, void *value, unsigned lo
 
 /* taskd's version (TASKD_VERSION at build time), kept behind the marker "taskd-version:". */
 const char *taskd_version(void);
+
+/* The run keeper (taskd-keeper): the parent of every command run, so that a run outlives taskd
+   (a crash, kill -9) and its exit status is kept for the next taskd. taskd and the keeper speak
+   over a SOCK_SEQPACKET Unix socket in the state folder; each message is one
+   `struct taskd_keeper_message`, a SPAWN request followed by its strings, with file descriptors
+   passed alongside (SCM_RIGHTS). docs/run-life.md, "Runs that outlive taskd". */
+enum taskd_keeper_type {
+    TASKD_KEEPER_SPAWN = 1,  ///< taskd → keeper: run_id, identity, then path, cwd, argv, envp, groups;
+                             ///< fds: stdin, stdout, stderr, notify (write ends), their 3 read ends[, cgroup.procs]
+    TASKD_KEEPER_SPAWNED,    ///< pid
+    TASKD_KEEPER_FAILED,     ///< step, error (as taskd_spawn_as reports them)
+    TASKD_KEEPER_EXITED,     ///< pid, status (a wait status), usage
+    TASKD_KEEPER_RELEASE,    ///< taskd → keeper: pid; the run's end is recorded, forget it
+    TASKD_KEEPER_LIST,       ///< taskd → keeper: one RUN per run held, then LIST_END
+    TASKD_KEEPER_RUN,        ///< pid, run_id, exited (status and usage then hold); fds: the 3 read ends
+    TASKD_KEEPER_LIST_END,
+    TASKD_KEEPER_QUIT,       ///< taskd → keeper: exit now (taskd stopped, its runs ended)
+};
+
+struct taskd_keeper_message {
+    uint32_t type;
+    int32_t pid;
+    int32_t status;
+    int32_t exited;
+    int32_t step;
+    int32_t error;
+    uint64_t cpu_usec;
+    uint64_t read_blocks;
+    uint64_t write_blocks;
+    char run_id[64];
+    /* SPAWN only: the identity, and the counts of the strings that follow the message. */
+    int32_t set_groups, ngroups, set_gid, set_uid, set_umask, set_nice, nice, has_cwd;
+    uint32_t gid, uid, umask, argc, envc, payload;
+};
+
+/// A SOCK_SEQPACKET socket listening at `directory`/`name` (a stale one replaced), mode 0600.
+int taskd_keeper_listen(const char *directory, const char *name);
+/// A connection to the keeper listening at `directory`/`name`; -1 with errno (ENOENT, ECONNREFUSED: none).
+int taskd_keeper_connect(const char *directory, const char *name);
+/// Starts `executable` (the keeper) in a session of its own with `listen_fd` as its fd 3; its pid or -1.
+pid_t taskd_keeper_start(const char *executable, int listen_fd);
+/// Sends a SPAWN request; `fds` holds 7 descriptors, or 8 with the run's cgroup.procs last. 0 or -1 (errno).
+int taskd_keeper_request_spawn(int sock, const char *run_id, const char *path, char *const argv[],
+                               char *const envp[], const char *cwd, const struct taskd_exec_identity *identity,
+                               const int *fds, int nfds);
+/// Sends a message without strings or descriptors (RELEASE, LIST, QUIT). 0 or -1 (errno).
+int taskd_keeper_send(int sock, uint32_t type, pid_t pid);
+/// Receives one message (no strings: what the keeper sends), its descriptors into fds (at most 3,
+/// close-on-exec); 1, 0 at end of stream, -1 with errno (EAGAIN with `dontwait`).
+int taskd_keeper_receive(int sock, struct taskd_keeper_message *message, int fds[3], int *nfds, int dontwait);

@@ -61,6 +61,9 @@ extension Daemon {
         return .success(diff)
     }
 
+    /// The run keeper, if any, exits: taskd stops and every run has ended (`shutdown`).
+    package func quitKeeper() { commands.quitKeeper() }
+
     /// Cancels every run (reason `shutdown`, or `restart` when systemd restarts taskd) and returns
     /// once none is left: each ends by itself, or by the hard stop `CancelGraceSec` later. Their
     /// acknowledged wakes run after the restart; with `restarting`, the runs cut short that answer

@@ -1,6 +1,6 @@
 import TaskScheduling
-import TaskdMachine
 import TaskdConfig
+import TaskdMachine
 
 /// What the daemon learns from handlers and the machine: ends and progress of runs, requests for a
 /// next run, conditions that come to hold or stop holding, system sleep, and clock changes.
@@ -90,6 +90,8 @@ extension Daemon {
 
     /// Takes or releases an inhibitor lock, as the scheduler decided.
     func inhibit(_ lock: SleepInhibitor, hold: Bool) {
+        // Before `start` (a run taken over that had already ended): applied once the machine is there.
+        guard machine != nil else { return locksBeforeStart.append((lock, hold)) }
         machine.inhibit(lock, hold: hold)
         if lock == .delay, !hold, scheduler.isSleeping {
             journal.daemon(.systemSleeps, 6, "every run is stopped: the system may sleep")

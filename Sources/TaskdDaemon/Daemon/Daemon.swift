@@ -40,6 +40,8 @@ package actor Daemon {
     var observers: [any RunEventObserver]
     /// The machine (made at `start`, as it reports to the daemon); see `Daemon+Machine`.
     var machine: (any MachinePort)!
+    /// Inhibitor locks the scheduler took or released before there was a machine (`start`).
+    var locksBeforeStart: [(SleepInhibitor, Bool)] = []
     let makeMachine: @Sendable (@escaping @Sendable (MachineEvent) -> Void) -> any MachinePort
     var conditions: ConditionsInUse
     /// The deadline timer, armed for the scheduler's next deadline.
@@ -97,6 +99,8 @@ package actor Daemon {
     package func start(recovering wakes: [WakeRecord]) {
         // The conditions first: a replayed wake of a task that needs AC power waits for it.
         machine = makeMachine { [weak self] event in self?.onLoop { $0.machineChanged(event) } }
+        for (lock, hold) in locksBeforeStart { inhibit(lock, hold: hold) }
+        locksBeforeStart = []
         watchConditions()
         var actions: [SchedulerAction] = []
         var dropped: [String] = []

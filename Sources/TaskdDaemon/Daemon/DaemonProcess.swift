@@ -143,8 +143,15 @@ package struct DaemonProcess: Sendable {
         let socketPath = options.socketPath ?? config.daemon.socketPath ?? DefaultPaths.socketPath
         signal(SIGPIPE, SIG_IGN)
         let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP, SIGUSR2])
+        // The run keeper a taskd before this one left (it was killed or crashed), and its runs.
+        let keeper = handoff?.keeperFD.map(RunKeeper.inherited) ?? RunKeeper.connect(stateDirectory: stateDirectory)
+        let kept = handoff == nil ? keeper?.kept() ?? [] : []
         let cgroups = Self.setUpCgroups(
-            config.daemon, keeping: Set(handoff?.runs.map(\.run.id) ?? []), journal: journal)
+            config.daemon, keeping: Set((handoff?.runs.map(\.run.id) ?? []) + kept.map(\.runID)), journal: journal)
+        let keptRuns =
+            keeper.map {
+                KeptRuns.handOvers(kept, snapshots: previouslyActive, cgroups: cgroups, keeper: $0, journal: journal)
+            } ?? []
 
         // Replies of megabytes (List, Metrics) are mmapped blocks, given back once written.
         MallocArenas.keepLargeBlocksMapped()
@@ -171,7 +178,9 @@ package struct DaemonProcess: Sendable {
         let example = config.tasks.first?.key.identifier
         let ports = DaemonPorts(
             clock: SystemClock(),
-            commands: ProcessLauncher(journal: journal, stateDirectory: stateDirectory, cgroups: cgroups),
+            commands: ProcessLauncher(
+                journal: journal, stateDirectory: stateDirectory, cgroups: cgroups, keeper: keeper,
+                keeperExecutable: KeptRuns.executable(beside: Upgrader.ownExecutable())),
             machine: { MachineWatch(onEvent: $0) }, store: store, journal: journal, notifier: notifier,
             loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks, required: required) },
             random: SystemRandom(), machineID: Self.machineID(), cutRuns: CutRunsFile(directory: stateDirectory),
@@ -186,7 +195,7 @@ package struct DaemonProcess: Sendable {
             onChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged() } },
             onZoneChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged(zone: true) } })
         // Runs handed over by the previous image first: the wakes they answer for are not replayed.
-        let adopted = await daemon.adopt(handoff?.runs ?? [])
+        let adopted = await daemon.adopt(handoff?.runs ?? []).union(daemon.adopt(keptRuns, upgraded: false))
         await daemon.carryTimers(handoff?.timers ?? [])
         if let handoff {
             journal.daemon(
@@ -202,7 +211,13 @@ package struct DaemonProcess: Sendable {
         if let cutProblem { journal.daemon(.stateError, 3, cutProblem) }
         await daemon.replay(cut, after: "restart")
         await daemon.replay(handoff?.replays ?? [], after: "upgrade")
-        let handed = Set(handoff?.runs.map(\.run.id) ?? [])
+        let handed = Set((handoff?.runs ?? []).map(\.run.id) + keptRuns.map(\.run.id))
+        if !keptRuns.isEmpty {
+            journal.daemon(
+                .runsKept, 5,
+                "\(keptRuns.count) command run(s) outlived the previous taskd; taken over from taskd-keeper",
+                [("TASKD_KEPT_RUNS", String(keptRuns.count))])
+        }
         await daemon.recordLost(previouslyActive.filter { !handed.contains($0.id) })
         // Calls are served on the event loop that reads them, as the daemon runs there.
         server.start { service.handle($0, on: $1) }
@@ -226,6 +241,8 @@ package struct DaemonProcess: Sendable {
         }
         await daemon.shutdown(restarting: restarting)
         activeRuns.flush()
+        // Every run has ended: the keeper has nothing left to keep.
+        await daemon.quitKeeper()
         withExtendedLifetime(clockWatcher) {}
         server.stop()
         journal.daemon(.daemonStopping, 5, "\(name) stopped")

@@ -270,11 +270,11 @@ package struct EventJournal: Sendable {
 
 extension EventJournal {
     /// A run taken over from the previous image of taskd (`taskctl upgrade`), its leader `pid`.
-    func adopted(_ run: Run, pid: Int32) {
+    func adopted(_ run: Run, pid: Int32, after event: String) {
         let deadline = run.deadlineRealtime.map { Timestamp.format($0) } ?? "none"
         var entry = Self.entry(
             .runAdopted, 6,
-            "\(run.key.identifier): run \(run.id.prefix(8)) adopted after the upgrade (pid \(pid), budget ends \(deadline))",
+            "\(run.key.identifier): run \(run.id.prefix(8)) adopted after \(event) (pid \(pid), budget ends \(deadline))",
             [("TASK_PID", String(pid))])
         Self.addRunFields(run, to: &entry)
         backend.send(entry)

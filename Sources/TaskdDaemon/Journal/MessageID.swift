@@ -44,6 +44,7 @@ public enum MessageID: String, CaseIterable, Sendable {
     case runAdopted = "00e794f7c5364f18819656b7a9833d85"
     case runsResumed = "5505d9198da34b63bae876d3fc729ab6"
     case runsLost = "3e6355480e2a4a719f4b15eefbac31fe"
+    case runsKept = "714d103c1a824a0680a48a51e9558755"
 }
 
 extension MessageID {

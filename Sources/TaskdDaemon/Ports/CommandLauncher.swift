@@ -19,6 +19,10 @@ package protocol CommandLauncher: AnyObject, Sendable {
     func adopt(
         _ run: Run, _ handoff: CommandHandoff, killSignal: Int32, spec: CommandSpec?, reporter: any RunReporter
     ) -> String?
+    /// The connection to the run keeper, for an upgrade to hand over; nil without one.
+    var keeperDescriptor: Int32? { get }
+    /// taskd stops and its runs have ended: the run keeper, if any, exits.
+    func quitKeeper()
 }
 
 /// What a running handler tells the daemon, from any thread.
@@ -41,4 +45,6 @@ package final class NoCommandLauncher: CommandLauncher {
     package func adopt(
         _ run: Run, _ handoff: CommandHandoff, killSignal: Int32, spec: CommandSpec?, reporter: any RunReporter
     ) -> String? { "commands do not run here" }
+    package var keeperDescriptor: Int32? { nil }
+    package func quitKeeper() {}
 }

@@ -8,7 +8,8 @@ import TaskdIO
 
 /// Runs commands as real processes: spawned with their `TASKD_*` environment, in a cgroup of their
 /// own when runs get one (`RunCgroups=`), their output journaled line by line and their notify
-/// lines (`PROGRESS=`, `STATUS=`) handed to the daemon. Used from the event loop only.
+/// lines (`PROGRESS=`, `STATUS=`) handed to the daemon. The run keeper spawns them where there is
+/// one (started with the first run), so that they outlive taskd. Used from the event loop only.
 final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
     private let journal: EventJournal
     private let stateDirectory: String
@@ -18,11 +19,52 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
     private var limitsReported: Set<TaskKey> = []
     /// The processes running now, each with the signal that cancels it.
     private var active: [String: (process: CommandProcess, killSignal: Int32)] = [:]
+    /// The run keeper: the one a taskd before this one left, or one started with the first run
+    /// from `keeperExecutable` (nil: runs are taskd's own children and end with it).
+    private(set) var keeper: RunKeeper?
+    private var keeperExecutable: String?
 
-    init(journal: EventJournal, stateDirectory: String, cgroups: RunCgroups?) {
+    init(
+        journal: EventJournal, stateDirectory: String, cgroups: RunCgroups?, keeper: RunKeeper? = nil,
+        keeperExecutable: String? = nil
+    ) {
         self.journal = journal
         self.stateDirectory = stateDirectory
         self.cgroups = cgroups
+        self.keeper = keeper
+        self.keeperExecutable = keeperExecutable
+        keeper.map(watchLoss)
+    }
+
+    /// The keeper, started now if there is none yet; nil (journaled once) if it cannot start:
+    /// runs are then taskd's own children.
+    private func runKeeper() -> RunKeeper? {
+        if let keeper, !keeper.isGone { return keeper }
+        guard let executable = keeperExecutable else { return nil }
+        switch RunKeeper.start(stateDirectory: stateDirectory, executable: executable) {
+        case .success(let started):
+            keeper = started
+            watchLoss(started)
+            return started
+        case .failure(let error):
+            keeperExecutable = nil
+            journal.daemon(
+                .stateError, 3, "cannot start the run keeper (\(error.message)): command runs will not outlive taskd")
+            return nil
+        }
+    }
+
+    var keeperDescriptor: Int32? { keeper.flatMap { $0.isGone ? nil : $0.descriptor } }
+
+    func quitKeeper() { keeper?.quit() }
+
+    private func watchLoss(_ keeper: RunKeeper) {
+        let journal = self.journal
+        keeper.whenLost {
+            journal.daemon(
+                .stateError, 3,
+                "taskd-keeper, the parent of the command runs, went away; a new one starts with the next run")
+        }
     }
 
     func start(_ run: Run, _ spec: CommandSpec, reporter: any RunReporter) -> Termination? {
@@ -34,7 +76,8 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
                 argv: spec.argv,
                 environment: HandlerEnvironment.build(run: run, spec: spec, stateDirectory: stateDirectory),
                 workingDirectory: spec.workingDirectory, stdin: run.payload,
-                identity: spec.identity, outputLimit: spec.outputLimit, cgroup: cgroup,
+                identity: spec.identity, outputLimit: spec.outputLimit, cgroup: cgroup, keeper: runKeeper(),
+                runID: run.id,
                 onOutput: Self.output(of: run, limit: spec.outputLimit, journal: journal, reporter: reporter),
                 onExit: Self.exit(of: run, reporter: reporter))
             active[run.id] = (process, spec.killSignal)
@@ -71,7 +114,7 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
         }
         let limit = spec?.outputLimit ?? .off
         let process = CommandProcess.adopt(
-            handoff, outputLimit: limit, cgroup: cgroup,
+            handoff, outputLimit: limit, cgroup: cgroup, keeper: keeper,
             onOutput: Self.output(of: run, limit: limit, journal: journal, reporter: reporter),
             onExit: Self.exit(of: run, reporter: reporter))
         active[run.id] = (process, spec?.killSignal ?? killSignal)

@@ -74,11 +74,12 @@ extension Daemon {
     }
 
     /// Takes over the command runs an earlier image handed over (`known`: runs this image has
-    /// already, when the `execve` failed); each adoption is journaled. Returns the acknowledged
+    /// already, when the `execve` failed; `upgraded`: handed over by an upgrade, not left with the
+    /// run keeper by a taskd that stopped); each adoption is journaled. Returns the acknowledged
     /// wakes they answer for, which are not to run again. A run that cannot be taken over has its
     /// processes killed and ends failed, saying why: nothing runs unwatched.
     @discardableResult
-    func adopt(_ handed: [HandedRun], known: Bool = false) -> Set<String> {
+    func adopt(_ handed: [HandedRun], known: Bool = false, upgraded: Bool = true) -> Set<String> {
         var records: Set<String> = []
         for h in handed {
             guard let run = known ? scheduler.runs[h.run.id] : h.run.run else {
@@ -103,7 +104,9 @@ extension Daemon {
                 continue
             }
             if !known {
-                journal.adopted(run, pid: h.command.pid)
+                journal.adopted(
+                    run, pid: h.command.pid,
+                    after: h.command.kept == true && !upgraded ? "the previous taskd stopped" : "the upgrade")
                 if activeRuns != nil {
                     activeSnapshots[run.id] = h.run
                     activeChanged = true
@@ -132,7 +135,7 @@ extension Daemon {
         let handoff = UpgradeHandoff(
             previousVersion: previous, listenFD: server.listeningDescriptor, socketPath: server.path,
             socketActivated: server.isActivated, runs: runs, replays: scheduler.cutShort,
-            timers: scheduler.timerCarries)
+            timers: scheduler.timerCarries, keeperFD: commands.keeperDescriptor)
         let failure = handoff.exec(executable, arguments: arguments)
         adopt(runs, known: true)
         return failure

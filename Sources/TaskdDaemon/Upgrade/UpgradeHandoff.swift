@@ -27,9 +27,13 @@ struct UpgradeHandoff: Codable, Sendable {
     var replays: [CutRun] = []
     /// Every task's timers, so that the upgrade neither fires nor moves them.
     var timers: [TimerCarry] = []
+    /// The connection to the run keeper, if there is one.
+    var keeperFD: Int32?
 
     /// Every descriptor the document names, which must survive `execve`.
-    var descriptors: [Int32] { [listenFD] + runs.flatMap { $0.command.pipes.map(\.fd) } }
+    var descriptors: [Int32] {
+        [listenFD] + runs.flatMap { $0.command.pipes.map(\.fd) } + (keeperFD.map { [$0] } ?? [])
+    }
 
     /// Re-executes `executable` with `arguments`, handing this over; returns only if `execve`
     /// failed, with why (the descriptors are close-on-exec again then).

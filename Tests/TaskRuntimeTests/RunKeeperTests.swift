@@ -1,0 +1,83 @@
+import Foundation
+import TaskScheduling
+import Testing
+
+@testable import TaskRuntime
+
+/// The run keeper (the real `taskd-keeper` built beside the tests): it spawns commands, reports
+/// their exits, and gives a second connection (a taskd that starts after one was killed) the runs
+/// it holds, their pipes and the status of those that ended.
+@Suite("Run keeper: real taskd-keeper, real processes", .serialized)
+struct RunKeeperTests {
+    /// A state folder of its own, and the keeper binary beside the test bundle.
+    static func folder() throws -> (String, String) {
+        let executable = try #require(
+            RunKeeper.locate(beside: Bundle.main.bundlePath + "/x")
+                ?? RunKeeper.locate(beside: CommandLine.arguments[0]),
+            "taskd-keeper is built beside the tests")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("keeper-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return (dir, executable)
+    }
+
+    @Test("a command spawned by the keeper: output, notify lines, exit status, spawn errors named")
+    func spawns() async throws {
+        let (dir, executable) = try Self.folder()
+        let keeper = try RunKeeper.start(stateDirectory: dir, executable: executable).get()
+        defer { keeper.quit() }
+        let r = Recorder()
+        _ = try r.spawn(
+            ["/bin/sh", "-c", "echo one; echo PROGRESS=0.5 >&3; echo two >&2; exit 5"], keeper: keeper, runID: "r1")
+        #expect(await r.termination() == .exited(5))
+        #expect(Set(r.texts) == ["one", "two"])
+        #expect(r.notifications.withLock { $0 } == ["PROGRESS=0.5"])
+        let error = #expect(throws: SpawnError.self) {
+            try Recorder().spawn(["/nonexistent/cmd"], keeper: keeper, runID: "r2")
+        }
+        #expect(error?.message == "/nonexistent/cmd: No such file or directory")
+    }
+
+    @Test("a second connection gets the runs held: one still running and one that ended meanwhile")
+    func handsOverRuns() async throws {
+        let (dir, executable) = try Self.folder()
+        let first = try RunKeeper.start(stateDirectory: dir, executable: executable).get()
+        let gate = dir + "/gate"
+        let running = Recorder()
+        let long = try running.spawn(
+            ["/bin/sh", "-c", "echo started; while [ ! -e \(gate) ]; do sleep 0.02; done; echo after; exit 3"],
+            keeper: first, runID: "long")
+        let closed = dir + "/closed"
+        let short = try Recorder().spawn(
+            ["/bin/sh", "-c", "while [ ! -e \(closed) ]; do sleep 0.02; done; echo bye; exit 4"], keeper: first,
+            runID: "short")
+        // As if this taskd were killed: its connection closes, and `short` ends while no taskd is there.
+        close(first.descriptor)
+        #expect(FileManager.default.createFile(atPath: closed, contents: nil))
+        while kill(short.pid, 0) == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        // A new taskd connects: the keeper still holds both runs (neither end was recorded).
+        let second = try #require(RunKeeper.connect(stateDirectory: dir))
+        defer { second.quit() }
+        let kept = second.kept().sorted { $0.runID < $1.runID }
+        #expect(kept.map(\.runID) == ["long", "short"])
+        #expect(kept.map(\.pid) == [long.pid, short.pid])
+        #expect(kept[0].waitStatus == nil && kept[1].waitStatus.map { ($0 >> 8) & 0xff } == 4)
+        #expect(kept.allSatisfy { $0.pipes.count == 3 })
+        let adopted = Recorder()
+        let handoff = CommandHandoff(
+            pid: kept[0].pid,
+            pipes: zip(kept[0].pipes, [OutputLine.Stream.stdout, .stderr, .notify]).map {
+                CommandHandoff.Pipe(fd: $0, stream: $1)
+            }, cgroup: nil, waitStatus: nil, kept: true)
+        _ = CommandProcess.adopt(
+            handoff, keeper: second,
+            onOutput: { if case .line(let line) = $0 { adopted.lines.withLock { $0.append(line) } } },
+            onExit: { t, _ in
+                adopted.continuation.yield(t)
+                adopted.continuation.finish()
+            })
+        #expect(FileManager.default.createFile(atPath: gate, contents: nil))
+        #expect(await adopted.termination() == .exited(3))
+        #expect(adopted.texts.last == "after")
+        for pipe in kept[1].pipes { close(pipe) }
+    }
+}
