@@ -101,8 +101,7 @@ pid_t taskd_keeper_start(const char *executable, int listen_fd) {
     return pid;
 }
 
-/// Sends `message` (with `payload` after it) and `nfds` descriptors.
-static int keeper_sendmsg(int sock, const struct taskd_keeper_message *message, const char *payload, size_t length,
+int taskd_keeper_sendmsg(int sock, const struct taskd_keeper_message *message, const char *payload, size_t length,
                           const int *fds, int nfds) {
     struct iovec iov[2] = {{(void *)message, sizeof *message}, {(void *)payload, length}};
     union {
@@ -158,7 +157,7 @@ int taskd_keeper_request_spawn(int sock, const char *run_id, const char *path, c
     for (uint32_t i = 0; i < m.argc; i++) p = stpcpy(p, argv[i]) + 1;
     for (uint32_t i = 0; i < m.envc; i++) p = stpcpy(p, envp[i]) + 1;
     m.payload = (uint32_t)length;
-    int r = keeper_sendmsg(sock, &m, payload, length, fds, nfds);
+    int r = taskd_keeper_sendmsg(sock, &m, payload, length, fds, nfds);
     int saved = errno;
     free(payload);
     errno = saved;
@@ -167,7 +166,7 @@ int taskd_keeper_request_spawn(int sock, const char *run_id, const char *path, c
 
 int taskd_keeper_send(int sock, uint32_t type, pid_t pid) {
     struct taskd_keeper_message m = {.type = type, .pid = pid};
-    return keeper_sendmsg(sock, &m, NULL, 0, NULL, 0);
+    return taskd_keeper_sendmsg(sock, &m, NULL, 0, NULL, 0);
 }
 
 int taskd_keeper_receive(int sock, struct taskd_keeper_message *message, int fds[3], int *nfds, int dontwait) {

@@ -30,6 +30,7 @@ enum DaemonFileKeys {
             "WatchSleep": { s, e throws(ConfigDiagnostic) in s.watchSleep = try Value.boolean(e) },
             "RunCgroups": { s, e throws(ConfigDiagnostic) in s.runCgroups = try Value.choice(e, ["auto", "yes", "no"])
             },
+            "RunKeeper": { s, e throws(ConfigDiagnostic) in s.runKeeper = try Value.boolean(e) },
         ]
     ])
 

@@ -23,6 +23,8 @@ public struct DaemonSettings: Hashable, Sendable {
     public var watchSleep: Bool?
     /// `RunCgroups=`: `auto` (when systemd delegated taskd's cgroup), `yes` or `no` (nil: auto).
     public var runCgroups: String?
+    /// `RunKeeper=`: command runs spawned by `taskd-keeper`, so that they outlive taskd (nil: no).
+    public var runKeeper: Bool?
     /// `MetricsFile=`: where taskd keeps its metrics for node_exporter's textfile collector (nil: nowhere).
     public var metricsFile: String?
 

@@ -46,26 +46,7 @@ static void drop_client(void) {
 
 static int send_to_client(const struct taskd_keeper_message *m, const int *fds, int nfds) {
     if (client < 0) return -1;
-    struct iovec iov = {(void *)m, sizeof *m};
-    union {
-        char buffer[CMSG_SPACE(sizeof(int) * 3)];
-        struct cmsghdr align;
-    } control;
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (nfds > 0) {
-        memset(&control, 0, sizeof control);
-        msg.msg_control = control.buffer;
-        msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
-    }
-    ssize_t n;
-    do n = sendmsg(client, &msg, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    if (n < 0) {
+    if (taskd_keeper_sendmsg(client, m, NULL, 0, fds, nfds) < 0) {
         drop_client();
         return -1;
     }

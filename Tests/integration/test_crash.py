@@ -45,9 +45,7 @@ def test_kill_9_right_after_an_acknowledged_wake_and_the_wake_runs_after_restart
     wait_for(lambda: (d.state / "job-ran").exists(), what="the job to run after the restart")
     assert (d.state / "job-ran").read_text() == "w7\n"
     recovered = wait_for(lambda: journal(MESSAGE_ID=RECOVERED, _PID=str(d.proc.pid)), what="the replay entry")
-    # The blocker's run outlived taskd (taskd-keeper is its parent) and was taken over: of the two
-    # acknowledged wakes, only the job's, whose run never started, is replayed.
-    assert recovered[0]["TASKD_RECOVERED_WAKES"] == "1"
+    assert recovered[0]["TASKD_RECOVERED_WAKES"] == "2"  # the blocker's wake had not finished either
     runs = wait_for(lambda: [e for e in journal(TASK="job", _PID=str(d.proc.pid)) if e.get("TASK_OUTCOME")],
                     what="the job's end")
     assert runs[0]["TASK_OUTCOME"] == "completed" and runs[0]["TASK_WAKE_ID"] == "w7"
@@ -67,11 +65,9 @@ def test_kill_9_during_runs_records_each_as_lost_at_the_next_start_and_runs_it_a
     # timer's (it runs again with trigger resume). Neither is dropped: each is in its history,
     # failed, failureReason lost.
     marker = f"28.{random.randrange(1000, 9999)}"
-    # No run keeper (TASKD_KEEPER=): with one, the runs would outlive taskd (test_keeper.py).
     d = daemon_factory({"long.task": task(f"/bin/sleep {marker}", kind="processing"),
                         "boot.task": task(f"/bin/sleep {marker}1", kind="processing",
-                                          extra="[Timer]\nOnUnitActiveSec=1h\nOnStartupSec=0")},
-                       env={"TASKD_KEEPER": ""}).start()
+                                          extra="[Timer]\nOnUnitActiveSec=1h\nOnStartupSec=0")}).start()
     try:
         cut = json.loads(d.taskctl("wake", "long", "--id", "nightly", "--json").stdout)[0]
         boot = wait_for(lambda: json.loads(d.taskctl("status", "boot", "--json").stdout).get("current"),

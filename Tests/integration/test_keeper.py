@@ -61,7 +61,7 @@ def test_command_runs_outlive_kill_9_and_the_next_taskd_takes_each_over(daemon_f
     tasks["expires.task"] = task("/bin/sleep 100", kind="processing", budget="6s", grace="2s")
     tasks["killed.task"] = task("/bin/sh -c 'trap \"\" TERM; while :; do sleep 0.05; done'", kind="processing",
                                 budget="6s", grace="2s")
-    d = daemon_factory(tasks, daemon_conf="[Daemon]\nMaxConcurrentRuns=64\n").start()
+    d = daemon_factory(tasks, daemon_conf="[Daemon]\nMaxConcurrentRuns=64\nRunKeeper=yes\n").start()
     started = {}
     for name in list(seqs) + ["expires", "killed"]:
         r = d.taskctl("wake", name, "--json")
@@ -113,7 +113,8 @@ def test_command_runs_outlive_kill_9_and_the_next_taskd_takes_each_over(daemon_f
 
 def test_a_run_that_ends_while_no_taskd_runs_keeps_its_real_exit_status_and_output(daemon_factory, tmp_path):
     gate = tmp_path / "gate"
-    d = daemon_factory({"quick.task": task(GATED.format(n=5, status=2, gate=gate), kind="processing")}).start()
+    d = daemon_factory({"quick.task": task(GATED.format(n=5, status=2, gate=gate), kind="processing")},
+                       daemon_conf="[Daemon]\nRunKeeper=yes\n").start()
     run = json.loads(d.taskctl("wake", "quick", "--json").stdout)[0]["runId"]
     wait_for(lambda: lines_of("quick", run) and run in (d.state / "active-runs.json").read_text(),
              what="the run's first line")
@@ -132,10 +133,13 @@ def test_a_run_that_ends_while_no_taskd_runs_keeps_its_real_exit_status_and_outp
     d.stop()
 
 
-def test_without_a_keeper_runs_end_with_taskd_and_are_recorded_lost(daemon_factory):
-    # TASKD_KEEPER= (empty): no keeper, as for an app daemon built without taskd-keeper beside it.
+@pytest.mark.parametrize("how", ["default", "no-binary"])
+def test_without_a_keeper_runs_end_with_taskd_and_are_recorded_lost(daemon_factory, how):
+    # RunKeeper= unset (no); or RunKeeper=yes with TASKD_KEEPER= (empty), as for an app daemon
+    # built without taskd-keeper beside it.
     d = daemon_factory({"long.task": task("/bin/sleep 27.4321", kind="processing")},
-                       env={"TASKD_KEEPER": ""}).start()
+                       daemon_conf="[Daemon]\nRunKeeper=yes\n" if how == "no-binary" else None,
+                       env={"TASKD_KEEPER": ""} if how == "no-binary" else None).start()
     try:
         run = json.loads(d.taskctl("wake", "long", "--json").stdout)[0]["runId"]
         wait_for(lambda: run in (d.state / "active-runs.json").read_text(), what="the run on disk")

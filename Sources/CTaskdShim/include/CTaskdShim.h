@@ -155,6 +155,9 @@ pid_t taskd_keeper_start(const char *executable, int listen_fd);
 int taskd_keeper_request_spawn(int sock, const char *run_id, const char *path, char *const argv[],
                                char *const envp[], const char *cwd, const struct taskd_exec_identity *identity,
                                const int *fds, int nfds);
+/// Sends `message`, `length` bytes of `payload` after it, and `nfds` (at most 8) descriptors. 0 or -1 (errno).
+int taskd_keeper_sendmsg(int sock, const struct taskd_keeper_message *message, const char *payload, size_t length,
+                         const int *fds, int nfds);
 /// Sends a message without strings or descriptors (RELEASE, LIST, QUIT). 0 or -1 (errno).
 int taskd_keeper_send(int sock, uint32_t type, pid_t pid);
 /// Receives one message (no strings: what the keeper sends), its descriptors into fds (at most 3,

@@ -180,7 +180,8 @@ package struct DaemonProcess: Sendable {
             clock: SystemClock(),
             commands: ProcessLauncher(
                 journal: journal, stateDirectory: stateDirectory, cgroups: cgroups, keeper: keeper,
-                keeperExecutable: KeptRuns.executable(beside: Upgrader.ownExecutable())),
+                keeperExecutable: config.daemon.runKeeper == true
+                    ? KeptRuns.executable(beside: Upgrader.ownExecutable()) : nil),
             machine: { MachineWatch(onEvent: $0) }, store: store, journal: journal, notifier: notifier,
             loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks, required: required) },
             random: SystemRandom(), machineID: Self.machineID(), cutRuns: CutRunsFile(directory: stateDirectory),
