@@ -293,6 +293,28 @@ static sd_bus *manager_bus(void) {
     return bus;
 }
 
+/// The name of this process's service unit ("taskd.service"), from /proc/self/cgroup: its last
+/// component that ends in ".service". 0, or -1 if there is none.
+static int own_service(char *name, size_t size) {
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f) return -1;
+    char line[4096];
+    int found = -1;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "0::", 3) != 0) continue;
+        line[strcspn(line, "\n")] = 0;
+        for (char *part = strtok(line + 3, "/"); part; part = strtok(NULL, "/")) {
+            size_t n = strlen(part);
+            if (n > 8 && strcmp(part + n - 8, ".service") == 0 && n < size) {
+                memcpy(name, part, n + 1);
+                found = 0;
+            }
+        }
+    }
+    fclose(f);
+    return found;
+}
+
 int taskd_service_job_type(char *out, size_t size) {
     if (size > 0) out[0] = 0;
     sd_bus *bus = manager_bus();
@@ -302,9 +324,15 @@ int taskd_service_job_type(char *out, size_t size) {
     char *type = NULL;
     const char *unit, *job;
     uint32_t id = 0;
-    int r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                               "org.freedesktop.systemd1.Manager", "GetUnitByPID", &error, &unit_reply, "u",
-                               (uint32_t)getpid());
+    // By name: GetUnitByPID answers with a scope this process made (the run keeper's), whose
+    // creator systemd counts among the scope's processes.
+    char service[256];
+    int r = own_service(service, sizeof service) == 0
+                ? sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                     "org.freedesktop.systemd1.Manager", "GetUnit", &error, &unit_reply, "s", service)
+                : sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                     "org.freedesktop.systemd1.Manager", "GetUnitByPID", &error, &unit_reply, "u",
+                                     (uint32_t)getpid());
     if (r >= 0) r = sd_bus_message_read(unit_reply, "o", &unit);
     if (r >= 0)
         r = sd_bus_get_property(bus, "org.freedesktop.systemd1", unit, "org.freedesktop.systemd1.Unit", "Job",
@@ -318,6 +346,31 @@ int taskd_service_job_type(char *out, size_t size) {
     free(type);
     sd_bus_message_unref(job_reply);
     sd_bus_message_unref(unit_reply);
+    sd_bus_error_free(&error);
+    sd_bus_flush_close_unref(bus);
+    return r < 0 ? r : 0;
+}
+
+int taskd_start_scope(const char *name, int pid, const char *description, char *why, size_t size) {
+    if (size > 0) why[0] = 0;
+    sd_bus *bus = manager_bus();
+    if (!bus) return -errno;
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message *m = NULL, *reply = NULL;
+    int r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                           "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+    if (r >= 0) r = sd_bus_message_append(m, "ss", name, "fail");
+    if (r >= 0) r = sd_bus_message_open_container(m, 'a', "(sv)");
+    if (r >= 0) r = sd_bus_message_append(m, "(sv)", "Description", "s", description);
+    if (r >= 0) r = sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t)pid);
+    if (r >= 0) r = sd_bus_message_append(m, "(sv)", "Delegate", "b", 1);
+    if (r >= 0) r = sd_bus_message_append(m, "(sv)", "CollectMode", "s", "inactive-or-failed");
+    if (r >= 0) r = sd_bus_message_close_container(m);
+    if (r >= 0) r = sd_bus_message_append(m, "a(sa(sv))", 0);
+    if (r >= 0) r = sd_bus_call(bus, m, 0, &error, &reply);
+    if (r < 0 && size > 0) snprintf(why, size, "%s", error.message ? error.message : strerror(-r));
+    sd_bus_message_unref(reply);
+    sd_bus_message_unref(m);
     sd_bus_error_free(&error);
     sd_bus_flush_close_unref(bus);
     return r < 0 ? r : 0;

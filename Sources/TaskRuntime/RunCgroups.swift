@@ -55,6 +55,46 @@ public struct RunCgroups: Sendable {
         return (RunCgroups(root: own, controllers: enabled), "")
     }
 
+    public init(root: String, controllers: [String]) {
+        self.root = root
+        self.controllers = controllers
+    }
+
+    /// Run cgroups in the run keeper's scope (`scope`, delegated): the keeper (`keeperPID`) moves
+    /// into `keeper/` below it, the controllers given are enabled, and run cgroups an earlier taskd
+    /// left are removed but for `keeping`'s. Nil and why if the scope cannot hold them.
+    public static func setUp(scope: String, keeperPID: pid_t, keeping: Set<String>) -> (
+        cgroups: RunCgroups?, why: String
+    ) {
+        let leaf = scope + "/keeper"
+        guard mkdir(leaf, 0o755) == 0 || errno == EEXIST else {
+            return (nil, "cannot make \(leaf): \(String(cString: strerror(errno)))")
+        }
+        guard RunCgroup.write(leaf + "/cgroup.procs", String(keeperPID)) else {
+            return (nil, "cannot move the keeper into \(leaf): \(String(cString: strerror(errno)))")
+        }
+        removeStale(scope, keeping: keeping)
+        let available = (RunCgroup.read(scope + "/cgroup.controllers") ?? "").split(separator: " ").map {
+            $0.filter { !$0.isWhitespace }
+        }
+        var enabled: [String] = []
+        for controller in ["cpu", "io", "memory", "pids"].filter(available.contains)
+        where RunCgroup.write(scope + "/cgroup.subtree_control", "+" + controller) {
+            enabled.append(controller)
+        }
+        return (RunCgroups(root: scope, controllers: enabled), "")
+    }
+
+    /// `/sys/fs/cgroup/…` of process `pid` in the v2 hierarchy; nil if it cannot be read.
+    public static func cgroup(of pid: pid_t) -> String? {
+        guard let lines = RunCgroup.read("/proc/\(pid)/cgroup")?.split(separator: "\n"),
+            let line = lines.first(where: { $0.hasPrefix("0::") }),
+            let mount = cgroup2MountPoint()
+        else { return nil }
+        let path = String(line.dropFirst(3))
+        return mount + (path == "/" ? "" : path)
+    }
+
     /// The cgroup of a run an earlier image made (`taskctl upgrade`).
     public func adopt(runID: String) throws(SpawnError) -> RunCgroup {
         try RunCgroup(adopting: root + "/run-" + runID)

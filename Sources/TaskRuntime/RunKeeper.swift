@@ -39,6 +39,7 @@ public final class RunKeeper: Sendable {
         /// Exits that came before their run's `whenExited`.
         var early: [pid_t: (Int32, RunUsage)] = [:]
         var reply: taskd_keeper_message?
+        var hello: pid_t?
         var listed: [KeptRun] = []
         var listEnded = false
         var onLoss: (@Sendable () -> Void)?
@@ -95,6 +96,19 @@ public final class RunKeeper: Sendable {
     /// Called once if the keeper goes away (it died): the runs it held can no longer be watched.
     public func whenLost(_ action: @escaping @Sendable () -> Void) {
         state.withLock { $0.onLoss = action }
+    }
+
+    /// The keeper's pid, as it says (the connection's peer credentials name whoever made the
+    /// listening socket: a taskd); nil if it does not answer.
+    public var pid: pid_t? {
+        var events = Events()
+        defer { events.deliverLater() }
+        return requests.withLock { _ -> pid_t? in
+            state.withLock { $0.hello = nil }
+            guard taskd_keeper_send(descriptor, TASKD_KEEPER_HELLO.rawValue, 0) == 0 else { return nil }
+            wait(&events) { $0.hello != nil || $0.gone }
+            return state.withLock { $0.hello }
+        }
     }
 
     /// Whether the keeper went away.
@@ -255,6 +269,7 @@ public final class RunKeeper: Sendable {
                             usage: message.exited != 0 ? Self.usage(message) : nil))
                     continue
                 case TASKD_KEEPER_LIST_END.rawValue: s.listEnded = true
+                case TASKD_KEEPER_HELLO.rawValue: s.hello = message.pid
                 case TASKD_KEEPER_SPAWNED.rawValue, TASKD_KEEPER_FAILED.rawValue: s.reply = message
                 default: break
                 }

@@ -245,6 +245,11 @@ static int serve(void) {
         return 1;
     case TASKD_KEEPER_QUIT:
         return 0;
+    case TASKD_KEEPER_HELLO: {
+        struct taskd_keeper_message hello = {.type = TASKD_KEEPER_HELLO, .pid = getpid()};
+        send_to_client(&hello, NULL, 0);
+        return 1;
+    }
     default:
         drop_client();
         return 1;

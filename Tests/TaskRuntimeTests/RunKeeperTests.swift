@@ -25,6 +25,9 @@ struct RunKeeperTests {
         let (dir, executable) = try Self.folder()
         let keeper = try RunKeeper.start(stateDirectory: dir, executable: executable).get()
         defer { keeper.quit() }
+        // Its own pid, not that of the taskd that made the listening socket (the peer credentials').
+        let pid = try #require(keeper.pid)
+        #expect(pid != getpid() && kill(pid, 0) == 0)
         let r = Recorder()
         _ = try r.spawn(
             ["/bin/sh", "-c", "echo one; echo PROGRESS=0.5 >&3; echo two >&2; exit 5"], keeper: keeper, runID: "r1")
@@ -50,7 +53,9 @@ struct RunKeeperTests {
         let short = try Recorder().spawn(
             ["/bin/sh", "-c", "while [ ! -e \(closed) ]; do sleep 0.02; done; echo bye; exit 4"], keeper: first,
             runID: "short")
-        // As if this taskd were killed: its connection closes, and `short` ends while no taskd is there.
+        // As if this taskd were killed: it reads no more of the runs' pipes, its connection closes,
+        // and `short` ends while no taskd is there.
+        for process in [long, short] { process.handOff().pipes.forEach { close($0.fd) } }
         close(first.descriptor)
         #expect(FileManager.default.createFile(atPath: closed, contents: nil))
         while kill(short.pid, 0) == 0 { try await Task.sleep(for: .milliseconds(20)) }

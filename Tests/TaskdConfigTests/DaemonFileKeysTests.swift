@@ -59,6 +59,9 @@ struct DaemonFileKeysTests {
         Row(
             key: "RunCgroups", good: "yes", sets: { $0.runCgroups = "yes" }, bad: "sometimes",
             error: "'sometimes' is not auto, yes or no"),
+        Row(
+            key: "RunKeeper", good: "yes", sets: { $0.runKeeper = true }, bad: "perhaps",
+            error: "'perhaps' is not a boolean (yes or no)"),
     ]
 
     @Test("every row of the table has a row here, and [Daemon] is its one section")

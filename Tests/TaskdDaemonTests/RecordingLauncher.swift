@@ -71,4 +71,5 @@ final class RecordingLauncher: CommandLauncher {
     }
     var keeperDescriptor: Int32? { nil }
     func quitKeeper() {}
+    var runsOutliveUnit: Bool { false }
 }

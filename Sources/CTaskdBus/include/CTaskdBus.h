@@ -60,3 +60,8 @@ void taskd_bus_block_sleep(taskd_bus *bus, int on, const char *why);
    out, "" when there is none: 0, or a negative errno when systemd could not be asked. Blocking
    (two or three D-Bus round trips): call it off the event loop. */
 int taskd_service_job_type(char *out, size_t size);
+
+/* Starts the transient scope unit `name` (Delegate=yes) holding `pid`, in this process's slice, so
+   that the process and what it spawns outlive this process's own unit (StartTransientUnit). 0, or a
+   negative errno; the error's message into `why`. Blocking: call it off the event loop. */
+int taskd_start_scope(const char *name, int pid, const char *description, char *why, size_t size);

@@ -127,6 +127,7 @@ enum taskd_keeper_type {
     TASKD_KEEPER_RUN,        ///< pid, run_id, exited (status and usage then hold); fds: the 3 read ends
     TASKD_KEEPER_LIST_END,
     TASKD_KEEPER_QUIT,       ///< taskd → keeper: exit now (taskd stopped, its runs ended)
+    TASKD_KEEPER_HELLO,      ///< taskd → keeper, and its answer: pid (the keeper's)
 };
 
 struct taskd_keeper_message {

@@ -3,13 +3,14 @@
 /// the command runs over (`adopt`), under the deadlines they had.
 extension Scheduler {
     /// An upgrade begins: no new run starts, and each active Swift handler's run is cancelled,
-    /// reason `upgrade` (its acknowledged wakes stay on record, to run again in the new image).
-    public mutating func beginUpgrade(at now: ClockReading) -> [SchedulerAction] {
+    /// reason `upgrade` (its acknowledged wakes stay on record, to run again in the new image);
+    /// or `restart`, when systemd restarts taskd and the command runs stay with the run keeper.
+    public mutating func beginUpgrade(at now: ClockReading, reason: CancelReason = .upgrade) -> [SchedulerAction] {
         isStopping = true
         var actions: [SchedulerAction] = []
         for id in runs.keys.sorted() {
             guard let run = runs[id], run.isActive, run.inProcess, run.cancelReason == nil else { continue }
-            cancel(run, reason: .upgrade, at: now, actions: &actions)
+            cancel(run, reason: reason, at: now, actions: &actions)
         }
         return endBatch(actions)
     }

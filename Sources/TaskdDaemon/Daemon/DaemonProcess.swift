@@ -144,10 +144,16 @@ package struct DaemonProcess: Sendable {
         signal(SIGPIPE, SIG_IGN)
         let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP, SIGUSR2])
         // The run keeper a taskd before this one left (it was killed or crashed), and its runs.
-        let keeper = handoff?.keeperFD.map(RunKeeper.inherited) ?? RunKeeper.connect(stateDirectory: stateDirectory)
+        let keeperExecutable =
+            config.daemon.runKeeper == true ? KeptRuns.executable(beside: Upgrader.ownExecutable()) : nil
+        var keeper = handoff?.keeperFD.map(RunKeeper.inherited) ?? RunKeeper.connect(stateDirectory: stateDirectory)
         let kept = handoff == nil ? keeper?.kept() ?? [] : []
-        let cgroups = Self.setUpCgroups(
-            config.daemon, keeping: Set((handoff?.runs.map(\.run.id) ?? []) + kept.map(\.runID)), journal: journal)
+        let keeping = Set((handoff?.runs.map(\.run.id) ?? []) + kept.map(\.runID))
+        // Under systemd the keeper and the run cgroups live in a scope outside taskd's unit.
+        let placement = await KeptRuns.place(
+            &keeper, executable: keeperExecutable, stateDirectory: stateDirectory, keeping: keeping, journal: journal)
+        let cgroups =
+            placement.placed ? placement.cgroups : Self.setUpCgroups(config.daemon, keeping: keeping, journal: journal)
         let keptRuns =
             keeper.map {
                 KeptRuns.handOvers(kept, snapshots: previouslyActive, cgroups: cgroups, keeper: $0, journal: journal)
@@ -180,8 +186,7 @@ package struct DaemonProcess: Sendable {
             clock: SystemClock(),
             commands: ProcessLauncher(
                 journal: journal, stateDirectory: stateDirectory, cgroups: cgroups, keeper: keeper,
-                keeperExecutable: config.daemon.runKeeper == true
-                    ? KeptRuns.executable(beside: Upgrader.ownExecutable()) : nil),
+                keeperExecutable: keeperExecutable, runsOutliveUnit: placement.placed),
             machine: { MachineWatch(onEvent: $0) }, store: store, journal: journal, notifier: notifier,
             loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks, required: required) },
             random: SystemRandom(), machineID: Self.machineID(), cutRuns: CutRunsFile(directory: stateDirectory),
@@ -240,10 +245,15 @@ package struct DaemonProcess: Sendable {
                 daemon: daemon, server: server, store: store, log: log, notifier: notifier,
                 resume: { server.start { service.handle($0, on: $1) } })
         }
-        await daemon.shutdown(restarting: restarting)
-        activeRuns.flush()
-        // Every run has ended: the keeper has nothing left to keep.
-        await daemon.quitKeeper()
+        if restarting, await daemon.commandsOutliveUnit {
+            await daemon.leaveRunsForRestart()
+            activeRuns.flush()
+        } else {
+            await daemon.shutdown(restarting: restarting)
+            activeRuns.flush()
+            // Every run has ended: the keeper has nothing left to keep.
+            await daemon.quitKeeper()
+        }
         withExtendedLifetime(clockWatcher) {}
         server.stop()
         journal.daemon(.daemonStopping, 5, "\(name) stopped")
@@ -268,11 +278,14 @@ package struct DaemonProcess: Sendable {
                 continue
             }
             // SIGTERM from systemd: a restart job queued for the unit makes it a restart.
-            let restarting =
-                number == SIGTERM && ServiceNotifier().hasManager ? await Thread.run { ServiceJob.isRestart() } : false
+            let job =
+                number == SIGTERM && ServiceNotifier().hasManager ? await Thread.run { ServiceJob.pendingType() } : ""
+            let restarting = ServiceJob.isRestart(job)
             journal.daemon(
                 .daemonStopping, 5,
-                "\(name) received \(SignalNames.name(number)); " + (restarting ? "systemd restarts it" : "stopping"))
+                "\(name) received \(SignalNames.name(number)); " + (restarting ? "systemd restarts it" : "stopping")
+                    + (job.map { $0.isEmpty ? "" : " (systemd's job for the unit: \($0))" }
+                        ?? " (systemd's job for the unit could not be asked)"))
             return restarting
         }
         return false

@@ -23,6 +23,8 @@ package protocol CommandLauncher: AnyObject, Sendable {
     var keeperDescriptor: Int32? { get }
     /// taskd stops and its runs have ended: the run keeper, if any, exits.
     func quitKeeper()
+    /// Whether the command runs outlive taskd's unit (the run keeper lives in a scope of its own).
+    var runsOutliveUnit: Bool { get }
 }
 
 /// What a running handler tells the daemon, from any thread.
@@ -47,4 +49,5 @@ package final class NoCommandLauncher: CommandLauncher {
     ) -> String? { "commands do not run here" }
     package var keeperDescriptor: Int32? { nil }
     package func quitKeeper() {}
+    package var runsOutliveUnit: Bool { false }
 }

@@ -1,4 +1,5 @@
 import TaskRuntime
+import TaskdIO
 
 #if canImport(Glibc)
     import Glibc
@@ -51,5 +52,39 @@ enum KeptRuns {
                     killSignal: SIGTERM))
         }
         return handed
+    }
+
+    /// Under systemd, with a keeper (`executable`, or one a taskd before this one left), the
+    /// keeper is started now and placed in a scope of its own (`KeeperScope`), with the run
+    /// cgroups: `placed` then, and the runs outlive the unit. Journaled either way.
+    static func place(
+        _ keeper: inout RunKeeper?, executable: String?, stateDirectory: String, keeping: Set<String>,
+        journal: EventJournal
+    ) async -> (placed: Bool, cgroups: RunCgroups?) {
+        guard getenv("INVOCATION_ID") != nil, executable != nil || keeper != nil else { return (false, nil) }
+        if keeper == nil, let executable {
+            switch RunKeeper.start(stateDirectory: stateDirectory, executable: executable) {
+            case .success(let started): keeper = started
+            case .failure(let error):
+                journal.daemon(
+                    .stateError, 3, "cannot start the run keeper (\(error.message)): runs will not outlive taskd")
+                return (false, nil)
+            }
+        }
+        guard let keeper else { return (false, nil) }
+        let (placed, cgroups, why) = await Thread.run { KeeperScope.place(keeper, keeping: keeping) }
+        if !placed {
+            journal.daemon(.stateError, 4, "the run keeper stays in taskd's unit, so runs end with it: \(why)")
+        } else if let cgroups {
+            journal.daemon(
+                .runCgroups, 6,
+                "command runs outlive taskd's unit: each gets a cgroup of its own below \(cgroups.root)"
+                    + " (controllers: \(cgroups.controllers.isEmpty ? "none" : cgroups.controllers.joined(separator: " ")))",
+                [("TASKD_CGROUP", cgroups.root)])
+        } else {
+            journal.daemon(
+                .runCgroups, 5, "command runs outlive taskd's unit, contained by process group, not cgroup: \(why)")
+        }
+        return (placed, cgroups)
     }
 }

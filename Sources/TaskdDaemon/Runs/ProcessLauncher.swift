@@ -23,11 +23,14 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
     /// from `keeperExecutable` (nil: runs are taskd's own children and end with it).
     private(set) var keeper: RunKeeper?
     private var keeperExecutable: String?
+    /// The keeper and the runs live in a scope of their own, outside taskd's unit (`KeeperScope`).
+    let runsOutliveUnit: Bool
 
     init(
         journal: EventJournal, stateDirectory: String, cgroups: RunCgroups?, keeper: RunKeeper? = nil,
-        keeperExecutable: String? = nil
+        keeperExecutable: String? = nil, runsOutliveUnit: Bool = false
     ) {
+        self.runsOutliveUnit = runsOutliveUnit
         self.journal = journal
         self.stateDirectory = stateDirectory
         self.cgroups = cgroups

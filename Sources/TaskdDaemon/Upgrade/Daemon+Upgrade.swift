@@ -44,6 +44,28 @@ extension Daemon {
         if scheduler.activeInProcess > 0 { await withCheckedContinuation { upgradeWaiters.append($0) } }
     }
 
+    /// systemd restarts taskd and the command runs live outside its unit (the run keeper's scope):
+    /// they go on, for the next taskd to take over from the keeper. Swift handlers' runs are
+    /// cancelled (reason `restart`) and awaited as for an upgrade, and run again after.
+    package func leaveRunsForRestart() async {
+        perform(scheduler.beginUpgrade(at: clock.now(), reason: .restart))
+        let grace = scheduler.runs.values.map(\.cancelGrace.microseconds).max() ?? 0
+        status.notifier.notify("STOPPING=1\nSTATUS=Restarting: command runs go on")
+        if grace > 0 { status.notifier.notify("EXTEND_TIMEOUT_USEC=\(grace + 5_000_000)") }
+        if scheduler.activeInProcess > 0 { await withCheckedContinuation { upgradeWaiters.append($0) } }
+        let left = handOffRuns()
+        journal.daemon(
+            .daemonStopping, 5,
+            "restarting: \(left.count) command run(s) go on under taskd-keeper, for the next taskd to take over",
+            [("TASKD_HANDED_RUNS", String(left.count))])
+        await store.waitDurable(store.add([]))
+        let cut = scheduler.takeCutShort()
+        if !cut.isEmpty, let problem = cutRuns?.save(cut) { journal.daemon(.stateError, 3, problem) }
+    }
+
+    /// Whether the command runs outlive taskd's unit (the run keeper is in a scope of its own).
+    package var commandsOutliveUnit: Bool { commands.runsOutliveUnit }
+
     /// Stops watching every active command run and returns them for the hand-off, in id order.
     func handOffRuns() -> [HandedRun] {
         var handed: [HandedRun] = []

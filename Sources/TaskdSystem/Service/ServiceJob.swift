@@ -6,8 +6,11 @@ import CTaskdBus
 public enum ServiceJob {
     /// True when the job queued for this process's unit restarts it; false for a stop, no job,
     /// no service manager, or a manager that cannot be asked (stopping is the safe reading).
-    public static func isRestart() -> Bool {
-        guard let type = pendingType() else { return false }
+    public static func isRestart() -> Bool { isRestart(pendingType()) }
+
+    /// Whether a job of `type` (nil: unknown) restarts the unit.
+    public static func isRestart(_ type: String?) -> Bool {
+        guard let type else { return false }
         return ["restart", "try-restart", "reload-or-restart", "reload-or-try-restart"].contains(type)
     }
 
