@@ -1,11 +1,12 @@
 import CTaskdShim
 import TaskScheduling
+import TaskdIO
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// How a command's process is made: by the run keeper when taskd has one (`RunKeeper`); else
+/// How a command's process is made (its path resolved, its stdin prepared): by the run keeper when taskd has one (`RunKeeper`); else
 /// `posix_spawn` when nothing about its identity changes, or a vfork through the C shim that
 /// changes it (and enters the run's cgroup) before the `exec`.
 extension CommandProcess {
@@ -130,5 +131,37 @@ extension CommandProcess {
         default: what = "starting \(path)"
         }
         return SpawnError(message: "\(what): \(reason)")
+    }
+
+    /// `/dev/null`, opened once and shared by every command without a payload (an `open` per spawn
+    /// was a path lookup on the wake's way to the command); -1 if it could not be opened.
+    static let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+
+    static func stdinDescriptor(_ payload: String?) throws(SpawnError) -> Int32 {
+        guard let payload else {
+            guard devNull >= 0 else { throw SpawnError(message: "/dev/null: cannot be opened") }
+            return devNull
+        }
+        let fd = taskd_memfd_create("taskd-payload")
+        guard fd >= 0 else { throw SpawnError(message: "memfd_create: \(String(cString: strerror(errno)))") }
+        guard FileIO.writeAll(fd, Array(payload.utf8)) else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw SpawnError(message: "writing the payload: \(reason)")
+        }
+        lseek(fd, 0, SEEK_SET)
+        return fd
+    }
+
+    /// A path as is (the spawn itself reports one that cannot be executed, naming it); a bare name
+    /// searched in the command's `PATH`.
+    static func resolve(_ program: String, environment: [String]) throws(SpawnError) -> String {
+        if program.utf8.contains(UInt8(ascii: "/")) { return program }
+        let path = environment.last { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? "/usr/bin:/bin"
+        for dir in path.split(separator: ":") where !dir.isEmpty {
+            let candidate = "\(dir)/\(program)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        throw SpawnError(message: "\(program): not found in PATH (\(path))")
     }
 }

@@ -112,6 +112,26 @@ struct AdoptionTests {
         #expect(after.trace.contains("start"))
     }
 
+    @Test("a restart the command runs outlive (the run keeper's scope) cancels only Swift runs, reason restart")
+    mutating func restartLeavesCommandRuns() {
+        var s = Scheduler(
+            definitions: [swiftTask("s"), swiftTask("t"), commandTask("a")], startedAt: clock.now,
+            random: SeededRandom(seed: 6))
+        let withWake = s.wakeOne("s", record: "w1", at: clock.now)
+        let withoutWake = s.wakeOne("t", at: clock.now)
+        let command = s.wakeOne("a", record: "w2", at: clock.now)
+        let begun = s.beginUpgrade(at: clock.advance(seconds: 1), reason: .restart)
+        #expect(begun.trace.filter { $0 == "cancel" }.count == 2)
+        #expect(s.runs[withWake.run.id]?.cancelReason == .restart && s.runs[withoutWake.run.id]?.cancelReason == .restart)
+        #expect(s.runs[command.run.id]?.state == .running && s.runs[command.run.id]?.cancelReason == nil)
+        let ended = s.handlerEnded(runID: withWake.run.id, termination: .threw("cancelled"), at: clock.now)
+        #expect(!ended.trace.contains { $0.hasPrefix("settle") }, "its wake runs again after the restart")
+        _ = s.handlerEnded(runID: withoutWake.run.id, termination: .threw("cancelled"), at: clock.now)
+        // The run that answers no wake is kept to run again (trigger resume); the wake's replays by itself.
+        #expect(s.takeCutShort().map(\.runID) == [withoutWake.run.id])
+        #expect(s.activeInProcess == 0 && s.runs[command.run.id]?.state == .running)
+    }
+
     @Test(
         "a restart cancels every run (reason restart); those that answer no wake are kept to run again, the others' wakes replay"
     )

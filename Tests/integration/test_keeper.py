@@ -3,13 +3,15 @@ so a taskd killed with SIGKILL leaves its runs going; the next taskd takes each 
 complete and in order, its budget kept to the original deadline, its real exit status, no run
 started twice), including a run that ended while no taskd was there. A clean stop ends the keeper."""
 import json
+import shutil
 import socket
 import subprocess
 import time
 
 import pytest
 
-from conftest import journal, needs_journal, task, wait_for
+from conftest import TASKD, journal, needs_journal, task, wait_for
+from test_upgrade import install_copy, replace_with_version
 
 pytestmark = [pytest.mark.integration, needs_journal]
 
@@ -151,3 +153,32 @@ def test_without_a_keeper_runs_end_with_taskd_and_are_recorded_lost(daemon_facto
     finally:
         subprocess.run(["pkill", "-f", "sleep 27.4321"])
         d.stop()
+
+
+def test_an_upgrade_in_place_hands_the_keeper_over_with_its_runs(daemon_factory, tmp_path):
+    # The new image inherits the connection to the keeper, and the runs' exits come over it.
+    binary = install_copy(tmp_path)
+    shutil.copy(TASKD.parent / "taskd-keeper", binary.parent / "taskd-keeper")
+    gate = tmp_path / "gate"
+    d = daemon_factory({f"u{i}.task": task(GATED.format(n=5, status=i, gate=gate), kind="processing")
+                        for i in range(3)}, binary=binary, daemon_conf="[Daemon]\nRunKeeper=yes\nMaxConcurrentRuns=8\n").start()
+    started = {f"u{i}": json.loads(d.taskctl("wake", f"u{i}", "--json").stdout)[0]["runId"] for i in range(3)}
+    wait_for(lambda: all(lines_of(name, run) for name, run in started.items()), what="every run's first line")
+    replace_with_version(binary, "0.1.9")
+    up = d.taskctl("--json", "upgrade")
+    assert up.returncode == 0 and json.loads(up.stdout)["runs"] == 3, up
+    # A run ends while the new image runs: its exit comes over the connection the old image handed over.
+    gate.touch()
+    for name in started:
+        wait_for(lambda: ended(d, name), timeout=30, what=f"{name}'s run to end")
+    for i, (name, run) in enumerate(started.items()):
+        recorded = history(d, name)
+        assert [r["runId"] for r in recorded] == [run] and recorded[0]["exitStatus"] == i, recorded
+        seen = [int(line.split()[1]) for line in lines_of(name, run)]
+        assert seen == list(range(1, len(seen) + 1)), f"{name}: every line once, in order"
+    # The same keeper serves the new image: a new run goes through it, and a clean stop ends it.
+    again = d.taskctl("wake", "u0", "--wait")
+    assert again.returncode == 0, again
+    assert keeper_listens(d)
+    d.stop()
+    wait_for(lambda: not keeper_listens(d), what="the keeper to exit at a clean stop")
