@@ -73,3 +73,42 @@ def wait_inside(container, predicate, what, tries=150):
             return
         inside(container, "sleep", "0.1")
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def wait_runs_ended(container, started, tries=300):
+    """Waits until none of the tasks in `started` (name → run id) has a current run."""
+    import json
+    import time
+
+    def all_ended():
+        listing = json.loads(inside(container, TASKCTL, "list", "--json").stdout)
+        return all(t.get("current") is None for t in listing if t["name"] in started)
+    for _ in range(tries):
+        if all_ended():
+            return
+        time.sleep(0.1)
+    assert all_ended(), "every run ended"
+
+
+def histories(container, names):
+    """Each task's history (newest first), by task name."""
+    import json
+    text = inside(container, "sh", "-c", "; ".join(f"{TASKCTL} history {n} --json" for n in names)).stdout
+    return {runs[0]["task"]: runs for runs in map(json.loads, text.splitlines())}
+
+
+def unit_journal(container):
+    """Every entry of taskd.service's journal, synced first."""
+    import json
+    inside(container, "journalctl", "--sync")
+    text = inside(container, "journalctl", "-u", "taskd", "-o", "json", "--no-pager", timeout=120).stdout
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def seq_lines(log, run_ids):
+    """The numbers of the `seq N` output lines of each run in `run_ids`, in journal order."""
+    lines = {}
+    for e in log:
+        if e.get("TASK_RUN_ID") in run_ids and e.get("MESSAGE", "").startswith("seq "):
+            lines.setdefault(e["TASK_RUN_ID"], []).append(int(e["MESSAGE"].split()[1]))
+    return lines

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from systemd_container import HARNESS, SKIP, TASKCTL, container, inside, install, main_pid  # noqa: E402,F401
+from systemd_container import (  # noqa: E402,F401
+    HARNESS, SKIP, TASKCTL, container, histories, inside, install, main_pid, seq_lines, unit_journal, wait_runs_ended)
 from test_upgrade_e2e import GATE, RUNS, STARTED, ADOPTED, put_files, seq_task  # noqa: E402
 
 pytestmark = [pytest.mark.nspawn, pytest.mark.slow, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
@@ -70,23 +71,10 @@ def test_command_runs_outlive_a_restart_and_a_kill_of_taskd(container, how):
         inside(container, TASKCTL, "list")  # the new taskd answers
         inside(container, "touch", GATE)
 
-        def all_ended():
-            listing = json.loads(inside(container, TASKCTL, "list", "--json").stdout)
-            return all(t.get("current") is None for t in listing if t["name"] in started)
-        for _ in range(300):
-            if all_ended():
-                break
-            time.sleep(0.1)
-        assert all_ended(), "every run ended"
-        histories = inside(container, "sh", "-c", "; ".join(f"{TASKCTL} history {n} --json" for n in names)).stdout
-        last = {runs[0]["task"]: runs for runs in map(json.loads, histories.splitlines())}
-        inside(container, "journalctl", "--sync")
-        log = [json.loads(line) for line in
-               inside(container, "journalctl", "-u", "taskd", "-o", "json", "--no-pager", timeout=120).stdout.splitlines()]
-        lines = {}
-        for e in log:
-            if e.get("TASK_RUN_ID") in started.values() and e.get("MESSAGE", "").startswith("seq "):
-                lines.setdefault(e["TASK_RUN_ID"], []).append(int(e["MESSAGE"].split()[1]))
+        wait_runs_ended(container, started)
+        last = histories(container, names)
+        log = unit_journal(container)
+        lines = seq_lines(log, set(started.values()))
         for name, (n, status) in expected.items():
             runs = last[name]
             assert [r["runId"] for r in runs] == [started[name]], f"{name}: one run, never started twice"

@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from systemd_container import BUILD, HARNESS, SKIP, TASKCTL, container, inside, install, main_pid  # noqa: E402,F401
+from systemd_container import (  # noqa: E402,F401
+    BUILD, HARNESS, SKIP, TASKCTL, container, histories, inside, install, main_pid, seq_lines, unit_journal,
+    wait_runs_ended)
 
 pytestmark = [pytest.mark.nspawn, pytest.mark.slow, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 
@@ -124,29 +126,16 @@ def test_an_upgrade_in_place_keeps_every_run_its_output_its_budget_and_its_watch
         print(f"socket during the upgrade: {len(around)} calls, p99 {p99 * 1000:.1f} ms, max {around[-1] * 1000:.1f} ms")
         assert p99 < 0.1, f"p99 {p99 * 1000:.1f} ms"
 
-        def all_ended():
-            listing = json.loads(inside(container, TASKCTL, "list", "--json").stdout)
-            return all(t.get("current") is None for t in listing if t["name"] in started)
-        for _ in range(300):
-            if all_ended():
-                break
-            time.sleep(0.1)
-        assert all_ended(), "every run ended"
-        histories = inside(container, "sh", "-c", "; ".join(f"{TASKCTL} history {n} --json" for n in names)).stdout
-        last = {runs[0]["task"]: runs for runs in map(json.loads, histories.splitlines())}
-        inside(container, "journalctl", "--sync")
-        log = [json.loads(line) for line in
-               inside(container, "journalctl", "-u", "taskd", "-o", "json", "--no-pager", timeout=120).stdout.splitlines()]
-        lines = {}
-        for e in log:
-            if e.get("TASK_RUN_ID") in started.values() and e.get("MESSAGE", "").startswith("seq "):
-                lines.setdefault(e["TASK_RUN_ID"], []).append(e["MESSAGE"])
+        wait_runs_ended(container, started)
+        last = histories(container, names)
+        log = unit_journal(container)
+        lines = seq_lines(log, set(started.values()))
         for name, (n, status) in expected.items():
             runs = last[name]
             assert [r["runId"] for r in runs] == [started[name]], f"{name}: one run, never started twice"
             assert runs[0]["exitStatus"] == status and runs[0]["state"] == ("completed" if status == 0 else "failed")
             told = lines.get(started[name], [])
-            assert len(told) >= n and told == [f"seq {k}" for k in range(1, len(told) + 1)], f"{name}: every line once"
+            assert len(told) >= n and told == list(range(1, len(told) + 1)), f"{name}: every line once"
         ids = set(started.values())
         assert sorted(e["TASK_RUN_ID"] for e in log if e.get("MESSAGE_ID") == STARTED and e["TASK_RUN_ID"] in ids) \
             == sorted(ids), "each run started once"
