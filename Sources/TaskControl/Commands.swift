@@ -75,12 +75,16 @@ enum Commands {
         }
     }
 
-    static func list(failed: Bool = false, overdue: Bool = false, json: Bool, socket: String) throws(Failure)
-        -> ExitCode
+    static func list(failed: Bool = false, overdue: Bool = false, names: Bool = false, json: Bool, socket: String)
+        throws(Failure) -> ExitCode
     {
         let tasks = try call(socket, SchedulerInterface.List.self, NoParameters()).tasks.filter { t in
             let lastFailed = [.failed, .expired, .killed].contains(t.last?.state)
             return (!failed || t.consecutiveFailures > 0 || lastFailed) && (!overdue || t.overdue)
+        }
+        if names {
+            for t in tasks { Terminal.out(t.name) }
+            return .success
         }
         if json {
             Terminal.out(JSONValue.array(tasks.map(\.json)).description)

@@ -15,9 +15,9 @@ public enum Taskctl {
                               start a run of every task TARGET names (a name, a kind, or
                               kind:identifier), or join the run in progress; --wait follows the
                               runs to their end and exits 0 only if every one completed
-          list [--failed] [--overdue]
+          list [--failed] [--overdue] [--names]
                               every task: state, next timer elapse, last result; --failed: those
-                              whose last runs failed, --overdue: those overdue
+                              whose last runs failed, --overdue: those overdue; --names: names only
           pause TARGET [--until SPAN] [--note TEXT]
                               record the timers and wakes of every task TARGET names, run none
           resume TARGET       run them again
@@ -40,6 +40,7 @@ public enum Taskctl {
                               as systemd-analyze calendar (no daemon needed)
           timespan SPAN...    parse time spans (RuntimeBudgetSec= and the like) and show them in
                               microseconds and normalized, as systemd-analyze timespan (no daemon needed)
+          completion SHELL    a completion script for bash, zsh or fish (task names asked from taskd)
 
         Options:
           --socket PATH       taskd's control socket (default: $TASKD_SOCKET, then
@@ -92,13 +93,22 @@ public enum Taskctl {
                           {"runs": [...], "final": false}, the last one "final": true
         """,
         "list": """
-        Usage: taskctl list [--failed] [--overdue] [--json]
+        Usage: taskctl list [--failed] [--overdue] [--names] [--json]
 
         Every task with its state (idle, running, waiting, paused…), next timer elapse and last
         result (with the failures in a row, and overdue).
           --failed   only tasks whose last runs failed (a failure in a row, or a last run failed,
                      expired or killed)
           --overdue  only tasks with no completed run for their ExpectSuccessWithinSec=
+          --names    only their names, one a line (what shell completion asks for)
+        """,
+        "completion": """
+        Usage: taskctl completion SHELL
+
+        Prints a completion script for SHELL (bash, zsh or fish), made from taskctl's own commands
+        and options; it asks taskd for the task names as it completes (taskctl list --names).
+        Installed: bash-completion/completions/taskctl, zsh/vendor-completions/_taskctl and
+        fish/vendor_completions.d/taskctl.fish under share/.
         """,
         "pause": """
         Usage: taskctl pause TARGET [--until SPAN] [--note TEXT] [--json]
@@ -220,11 +230,15 @@ public enum Taskctl {
         case "wake":
             return try wake(args, json: json)
         case "list":
-            try args.check(allowed: ["--failed", "--overdue"])
+            try args.check(allowed: ["--failed", "--overdue", "--names"])
             guard args.positional.isEmpty else { throw UsageError("list takes no arguments") }
             return try Commands.list(
-                failed: args.flags.contains("--failed"), overdue: args.flags.contains("--overdue"), json: json,
-                socket: socket(args))
+                failed: args.flags.contains("--failed"), overdue: args.flags.contains("--overdue"),
+                names: args.flags.contains("--names"), json: json, socket: socket(args))
+        case "completion":
+            try args.check(allowed: [])
+            Terminal.raw(try Completion.script(for: try one("SHELL")))
+            return .success
         case "pause":
             try args.check(allowed: ["--until", "--note"])
             let until = try args.options["--until"].map { text throws(UsageError) -> UInt64 in

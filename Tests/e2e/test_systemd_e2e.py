@@ -95,9 +95,19 @@ def test_the_install_command_sets_up_group_socket_catalog_and_status(container):
     inside(container, "journalctl", "--sync")
     explained = inside(container, "journalctl", "-u", "taskd", "-x", "--no-pager").stdout
     assert "taskd loaded" in explained and "READY=1 to the service manager" in explained
+    # The installed bash completion completes commands, and the task names of the running taskd.
+    completion = "/usr/local/share/bash-completion/completions/taskctl"
+    def complete(*words):
+        # A login shell's PATH has /usr/local/bin, where taskctl is; `nspawn exec`'s has not.
+        line = f"PATH=/usr/local/bin:$PATH; source {completion}; COMP_WORDS=({' '.join(words)} ''); COMP_CWORD={len(words)}; _taskctl; " \
+               "echo ${COMPREPLY[@]}"
+        return inside(container, "bash", "-c", line).stdout.split()
+    assert complete("taskctl") and "wake" in complete("taskctl")
+    assert sorted(complete("taskctl", "wake")) == ["appRefresh", "cleanup"]
     # Uninstall removes what it installed and keeps the configuration.
     inside(container, "/opt/taskd/src/scripts/install", "--uninstall")
     assert inside(container, "test", "-e", "/usr/local/bin/taskd", check=False).returncode != 0
+    assert inside(container, "test", "-e", completion, check=False).returncode != 0
     assert inside(container, "test", "-e", "/etc/taskd/tasks.d/appRefresh.task", check=False).returncode == 0
     install(container)
 
