@@ -104,10 +104,14 @@ def test_the_install_command_sets_up_group_socket_catalog_and_status(container):
         return inside(container, "bash", "-c", line).stdout.split()
     assert complete("taskctl") and "wake" in complete("taskctl")
     assert sorted(complete("taskctl", "wake")) == ["appRefresh", "cleanup"]
+    # The manual pages, made on the spot from the binaries' help and the configuration reference.
+    page = inside(container, "cat", "/usr/local/share/man/man5/taskd.task.5").stdout
+    assert page.startswith(".\\\" -*- coding: UTF-8 -*-\n.TH \"TASKD.TASK\" \"5\"") and "RuntimeBudgetSec=" in page
     # Uninstall removes what it installed and keeps the configuration.
     inside(container, "/opt/taskd/src/scripts/install", "--uninstall")
     assert inside(container, "test", "-e", "/usr/local/bin/taskd", check=False).returncode != 0
     assert inside(container, "test", "-e", completion, check=False).returncode != 0
+    assert inside(container, "test", "-e", "/usr/local/share/man/man5/taskd.task.5", check=False).returncode != 0
     assert inside(container, "test", "-e", "/etc/taskd/tasks.d/appRefresh.task", check=False).returncode == 0
     install(container)
 
