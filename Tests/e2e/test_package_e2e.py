@@ -1,0 +1,89 @@
+"""The Debian package under a real systemd (nspawn, Debian 12, no Swift in its library path):
+`apt install ./taskd_*.deb` enables the socket by preset, and `taskctl wake appRefresh --wait`
+exits 0; installing the next build while a run is going upgrades taskd in place (the same main
+PID) and the run ends with its real outcome; `apt purge` leaves no taskd file but the group."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from systemd_container import HARNESS, ROOT, SKIP, container, inside, main_pid, wait_inside  # noqa: E402,F401
+
+pytestmark = [pytest.mark.nspawn, pytest.mark.slow, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
+
+GATE = "/run/taskd-package-gate"
+
+
+def package(bin_dir, out):
+    r = subprocess.run([str(ROOT / "scripts" / "package"), *(["--bin-dir", str(bin_dir)] if bin_dir else []),
+                        "--out", str(out)], capture_output=True, text=True, timeout=3600, cwd=ROOT,
+                       env={**os.environ, "SOURCE_DATE_EPOCH": "1764000000"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    return Path(r.stdout.strip())
+
+
+def copy_in(container, deb):
+    subprocess.run([str(HARNESS), "exec", container, "sh", "-c", f"cat > /root/{deb.name}"], input=deb.read_bytes(),
+                   check=True)
+    return f"/root/{deb.name}"
+
+
+def apt(container, *args):
+    return inside(container, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "-y", "-q", *args, timeout=300)
+
+
+def test_install_wake_upgrade_in_place_and_purge(container, tmp_path):
+    first = package(None, tmp_path / "first")
+    # The next build: the same binaries with another version string, as the upgrade test makes one.
+    release = first.parent.parent / "next-bin"
+    release.mkdir()
+    built = Path(subprocess.run([str(ROOT / "scripts" / "build-release"), "--show-bin-path"], capture_output=True,
+                                text=True, check=True, cwd=ROOT).stdout.strip())
+    for name in ("taskd", "taskctl", "taskd-keeper"):
+        shutil.copy(built / name, release / name)
+    data = (release / "taskd").read_bytes()
+    (release / "taskd").write_bytes(data.replace(b"taskd-version:0.1.0", b"taskd-version:0.1.1"))
+    second = package(release, tmp_path / "second")
+    assert first.name.startswith("taskd_0.1.0_") and second.name.startswith("taskd_0.1.1_")
+
+    apt(container, "install", copy_in(container, first))
+    assert inside(container, "systemctl", "is-enabled", "taskd.socket").stdout.strip() == "enabled"
+    assert inside(container, "systemctl", "is-active", "taskd.socket").stdout.strip() == "active"
+    wake = inside(container, "taskctl", "wake", "appRefresh", "--wait", check=False)
+    assert wake.returncode == 0, (wake.stdout, wake.stderr)
+    assert "swift" not in inside(container, "ldd", "/usr/bin/taskd").stdout.lower()
+    assert inside(container, "test", "-f", "/usr/share/man/man5/taskd.task.5.gz", check=False).returncode == 0
+
+    # A run that prints until the gate opens, going while the next build is installed.
+    inside(container, "sh", "-c", "printf '[Task]\\nKind=processing\\n[Exec]\\nExecStart=/bin/sh -c "
+                                  f"\"while [ ! -e {GATE} ]; do sleep 0.1; done; exit 3\"\\n' "
+                                  "> /etc/taskd/tasks.d/long.task && taskctl reload")
+    run = json.loads(inside(container, "taskctl", "wake", "long", "--json").stdout)[0]["runId"]
+    pid = main_pid(container)
+    apt(container, "install", copy_in(container, second))
+    assert main_pid(container) == pid, "upgraded in place: the same main PID"
+    inside(container, "journalctl", "--sync")
+    upgraded = inside(container, "journalctl", "-u", "taskd", "-o", "json", "MESSAGE_ID=8875834a913146d8a88831fb933ef752")
+    entry = json.loads(upgraded.stdout.splitlines()[-1])
+    assert entry["TASKD_PREVIOUS_VERSION"] == "taskd 0.1.0" and entry["MESSAGE"].startswith("taskd 0.1.1"), entry
+    inside(container, "touch", GATE)
+
+    def ended():
+        runs = json.loads(inside(container, "taskctl", "history", "long", "--json").stdout)
+        return runs and runs[0]["state"] not in ("running", "cancelling", "killing") and runs
+    wait_inside(container, ended, "the run to end")
+    runs = json.loads(inside(container, "taskctl", "history", "long", "--json").stdout)
+    assert [r["runId"] for r in runs] == [run] and runs[0]["state"] == "failed" and runs[0]["exitStatus"] == 3, runs
+
+    # Purge: nothing of taskd is left but the group (Debian keeps system groups) and the journal
+    # (the test's own task file, not the package's, goes first: dpkg keeps what it did not install).
+    inside(container, "rm", "/etc/taskd/tasks.d/long.task")
+    apt(container, "purge", "taskd")
+    left = inside(container, "sh", "-c", "find /usr /etc /var/lib /run -name '*taskd*' 2>/dev/null; true").stdout.split()
+    assert [p for p in left if p != GATE] == [], left
+    assert inside(container, "getent", "group", "taskd").stdout.startswith("taskd:")
