@@ -21,6 +21,21 @@ COMPLETED = "e1494e7e0a484939823f308918b213dd"
 SKIP = e2e_skip_reason("booting systemd in a container", ["systemd-nspawn", "debootstrap", "nsenter"])
 
 
+def boot(name, binds):
+    """Boots the cached Debian as container `name` with `binds`; fails the test if it does not."""
+    # One boot of the container failed once on the shared CI VM with no cause found (systemctl in
+    # it never answered; the same tests passed right after). A second failure fails the tests; a
+    # first one is shown as a warning in pytest's summary, with what the harness printed.
+    for attempt in (1, 2):
+        up = subprocess.run([str(HARNESS), "up", CACHE, name, *binds], capture_output=True, text=True, timeout=600)
+        if up.returncode == 0:
+            return
+        subprocess.run([str(HARNESS), "down", name])
+        if attempt == 2:
+            pytest.fail(f"container did not boot, twice: {up.stderr[-2000:]}")
+        warnings.warn(f"container did not boot, booting it again: {up.stderr[-2000:]}")
+
+
 @pytest.fixture(scope="module")
 def container():
     name = f"taskd-e2e-{os.getpid()}"
@@ -31,22 +46,20 @@ def container():
     power_state = Path(f"/run/taskd-e2e/{name}.power-state")
     power_state.parent.mkdir(parents=True, exist_ok=True)
     power_state.write_text("freeze mem\n")
-    binds = [f"--bind-ro={build}:/opt/taskd/bin", "--bind-ro=/opt/swift",
-             f"--bind-ro={ROOT}:/opt/taskd/src", f"--bind={power_state}:/sys/power/state"]
-    # One boot of the container failed once on the shared CI VM with no cause found (systemctl in
-    # it never answered; the same tests passed right after). A second failure fails the tests; a
-    # first one is shown as a warning in pytest's summary, with what the harness printed.
-    for attempt in (1, 2):
-        up = subprocess.run([str(HARNESS), "up", CACHE, name, *binds], capture_output=True, text=True, timeout=600)
-        if up.returncode == 0:
-            break
-        subprocess.run([str(HARNESS), "down", name])
-        if attempt == 2:
-            pytest.fail(f"container did not boot, twice: {up.stderr[-2000:]}")
-        warnings.warn(f"container did not boot, booting it again: {up.stderr[-2000:]}")
+    boot(name, [f"--bind-ro={build}:/opt/taskd/bin", "--bind-ro=/opt/swift", f"--bind-ro={ROOT}:/opt/taskd/src",
+                f"--bind={power_state}:/sys/power/state"])
     yield name
     subprocess.run([str(HARNESS), "down", name], timeout=60)
     power_state.unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="module")
+def bare_container():
+    """The same Debian with nothing of the host's: no Swift toolchain, no build, no source tree."""
+    name = f"taskd-bare-{os.getpid()}"
+    boot(name, [])
+    yield name
+    subprocess.run([str(HARNESS), "down", name], timeout=60)
 
 
 def inside(name, *command, check=True, timeout=60):

@@ -1,4 +1,4 @@
-"""The Debian package under a real systemd (nspawn, Debian 12, no Swift in its library path):
+"""The Debian package under a real systemd (nspawn, Debian 12 with no Swift toolchain):
 `apt install ./taskd_*.deb` enables the socket by preset, and `taskctl wake appRefresh --wait`
 exits 0; installing the next build while a run is going upgrades taskd in place (the same main
 PID) and the run ends with its real outcome; `apt purge` leaves no taskd file but the group."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from systemd_container import HARNESS, ROOT, SKIP, container, inside, main_pid, wait_inside  # noqa: E402,F401
+from systemd_container import HARNESS, ROOT, SKIP, bare_container, inside, main_pid, wait_inside  # noqa: E402,F401
 
 pytestmark = [pytest.mark.nspawn, pytest.mark.slow, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 
@@ -37,7 +37,8 @@ def apt(container, *args):
     return inside(container, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "-y", "-q", *args, timeout=300)
 
 
-def test_install_wake_upgrade_in_place_and_purge(container, tmp_path):
+def test_install_wake_upgrade_in_place_and_purge(bare_container, tmp_path):
+    container = bare_container
     first = package(None, tmp_path / "first")
     # The next build: the same binaries with another version string, as the upgrade test makes one.
     release = first.parent.parent / "next-bin"
@@ -56,7 +57,13 @@ def test_install_wake_upgrade_in_place_and_purge(container, tmp_path):
     assert inside(container, "systemctl", "is-active", "taskd.socket").stdout.strip() == "active"
     wake = inside(container, "taskctl", "wake", "appRefresh", "--wait", check=False)
     assert wake.returncode == 0, (wake.stdout, wake.stderr)
-    assert "swift" not in inside(container, "ldd", "/usr/bin/taskd").stdout.lower()
+    assert inside(container, "test", "-e", "/opt/swift", check=False).returncode != 0, "no Swift here"
+    # bash completion, as installed: commands, and the task names of the running taskd.
+    complete = ("source /usr/share/bash-completion/completions/taskctl; COMP_WORDS=(taskctl {}); "
+                "COMP_CWORD={}; _taskctl; echo ${{COMPREPLY[@]}}")
+    assert "wake" in inside(container, "bash", "-c", complete.format("w", 1)).stdout.split()
+    assert sorted(inside(container, "bash", "-c", complete.format("wake ''", 2)).stdout.split()) == \
+        ["appRefresh", "cleanup"]
     assert inside(container, "test", "-f", "/usr/share/man/man5/taskd.task.5.gz", check=False).returncode == 0
 
     # A run that prints until the gate opens, going while the next build is installed.
