@@ -29,45 +29,32 @@ static int keeper_address(const char *directory, const char *name, struct sockad
     return 0;
 }
 
-int taskd_keeper_listen(const char *directory, const char *name) {
+/// A SOCK_SEQPACKET socket bound and listening at `directory`/`name` (`listening`), or connected to it.
+static int keeper_socket(const char *directory, const char *name, int listening) {
     struct sockaddr_un address;
     int dirfd;
     if (keeper_address(directory, name, &address, &dirfd) < 0) return -1;
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd >= 0) {
+    int r = fd < 0 ? -1 : 0;
+    if (r == 0 && listening) {
         unlinkat(dirfd, name, 0);
         mode_t old = umask(0077);
-        int r = bind(fd, (struct sockaddr *)&address, sizeof address);
+        r = bind(fd, (struct sockaddr *)&address, sizeof address);
         umask(old);
-        if (r < 0 || listen(fd, 4) < 0) {
-            int saved = errno;
-            close(fd);
-            errno = saved;
-            fd = -1;
-        }
+        if (r == 0) r = listen(fd, 4);
+    } else if (r == 0) {
+        r = connect(fd, (struct sockaddr *)&address, sizeof address);
     }
     int saved = errno;
+    if (r < 0 && fd >= 0) close(fd);
     close(dirfd);
     errno = saved;
-    return fd;
+    return r < 0 ? -1 : fd;
 }
 
-int taskd_keeper_connect(const char *directory, const char *name) {
-    struct sockaddr_un address;
-    int dirfd;
-    if (keeper_address(directory, name, &address, &dirfd) < 0) return -1;
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&address, sizeof address) < 0) {
-        int saved = errno;
-        close(fd);
-        errno = saved;
-        fd = -1;
-    }
-    int saved = errno;
-    close(dirfd);
-    errno = saved;
-    return fd;
-}
+int taskd_keeper_listen(const char *directory, const char *name) { return keeper_socket(directory, name, 1); }
+
+int taskd_keeper_connect(const char *directory, const char *name) { return keeper_socket(directory, name, 0); }
 
 pid_t taskd_keeper_start(const char *executable, int listen_fd) {
     posix_spawn_file_actions_t actions;

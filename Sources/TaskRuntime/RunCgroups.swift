@@ -36,23 +36,32 @@ public struct RunCgroups: Sendable {
         if mode == .auto && !isDelegated(own) {
             return (nil, "\(own) is not delegated to taskd (Delegate=yes in its unit)")
         }
-        let home = own + "/taskd"
+        return setUp(root: own, leaf: "taskd", process: getpid(), what: "taskd", keeping: keeping)
+    }
+
+    /// Moves `process` into `root/leaf` (a cgroup with children may hold no process once
+    /// controllers are enabled for them), removes the run cgroups an earlier taskd left but
+    /// `keeping`'s, and enables the controllers `root` was given for the runs.
+    private static func setUp(root: String, leaf: String, process: pid_t, what: String, keeping: Set<String>)
+        -> (cgroups: RunCgroups?, why: String)
+    {
+        let home = root + "/" + leaf
         guard mkdir(home, 0o755) == 0 || errno == EEXIST else {
             return (nil, "cannot make \(home): \(String(cString: strerror(errno)))")
         }
-        guard RunCgroup.write(home + "/cgroup.procs", String(getpid())) else {
-            return (nil, "cannot move taskd into \(home): \(String(cString: strerror(errno)))")
+        guard RunCgroup.write(home + "/cgroup.procs", String(process)) else {
+            return (nil, "cannot move \(what) into \(home): \(String(cString: strerror(errno)))")
         }
-        removeStale(own, keeping: keeping)
-        let available = (RunCgroup.read(own + "/cgroup.controllers") ?? "").split(separator: " ").map {
+        removeStale(root, keeping: keeping)
+        let available = (RunCgroup.read(root + "/cgroup.controllers") ?? "").split(separator: " ").map {
             $0.filter { !$0.isWhitespace }
         }
-        let wanted = ["cpu", "io", "memory", "pids"].filter(available.contains)
         var enabled: [String] = []
-        for controller in wanted where RunCgroup.write(own + "/cgroup.subtree_control", "+" + controller) {
+        for controller in ["cpu", "io", "memory", "pids"].filter(available.contains)
+        where RunCgroup.write(root + "/cgroup.subtree_control", "+" + controller) {
             enabled.append(controller)
         }
-        return (RunCgroups(root: own, controllers: enabled), "")
+        return (RunCgroups(root: root, controllers: enabled), "")
     }
 
     public init(root: String, controllers: [String]) {
@@ -66,23 +75,12 @@ public struct RunCgroups: Sendable {
     public static func setUp(scope: String, keeperPID: pid_t, keeping: Set<String>) -> (
         cgroups: RunCgroups?, why: String
     ) {
-        let leaf = scope + "/keeper"
-        guard mkdir(leaf, 0o755) == 0 || errno == EEXIST else {
-            return (nil, "cannot make \(leaf): \(String(cString: strerror(errno)))")
-        }
-        guard RunCgroup.write(leaf + "/cgroup.procs", String(keeperPID)) else {
-            return (nil, "cannot move the keeper into \(leaf): \(String(cString: strerror(errno)))")
-        }
-        removeStale(scope, keeping: keeping)
-        let available = (RunCgroup.read(scope + "/cgroup.controllers") ?? "").split(separator: " ").map {
-            $0.filter { !$0.isWhitespace }
-        }
-        var enabled: [String] = []
-        for controller in ["cpu", "io", "memory", "pids"].filter(available.contains)
-        where RunCgroup.write(scope + "/cgroup.subtree_control", "+" + controller) {
-            enabled.append(controller)
-        }
-        return (RunCgroups(root: scope, controllers: enabled), "")
+        setUp(root: scope, leaf: "keeper", process: keeperPID, what: "the keeper", keeping: keeping)
+    }
+
+    /// Where the runs' cgroups are and which controllers they have, for the journal.
+    public var summary: String {
+        "below \(root) (controllers: \(controllers.isEmpty ? "none" : controllers.joined(separator: " ")))"
     }
 
     /// `/sys/fs/cgroup/…` of process `pid` in the v2 hierarchy; nil if it cannot be read.

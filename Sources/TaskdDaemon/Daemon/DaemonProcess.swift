@@ -314,8 +314,7 @@ package struct DaemonProcess: Sendable {
         if let cgroups {
             journal.daemon(
                 .runCgroups, 6,
-                "each command run gets a cgroup of its own below \(cgroups.root)"
-                    + " (controllers: \(cgroups.controllers.isEmpty ? "none" : cgroups.controllers.joined(separator: " ")))",
+                "each command run gets a cgroup of its own \(cgroups.summary)",
                 [("TASKD_CGROUP", cgroups.root)])
         } else {
             ProcessReaper.shared.becomeSubreaper()

@@ -78,8 +78,7 @@ enum KeptRuns {
         } else if let cgroups {
             journal.daemon(
                 .runCgroups, 6,
-                "command runs outlive taskd's unit: each gets a cgroup of its own below \(cgroups.root)"
-                    + " (controllers: \(cgroups.controllers.isEmpty ? "none" : cgroups.controllers.joined(separator: " ")))",
+                "command runs outlive taskd's unit: each gets a cgroup of its own \(cgroups.summary)",
                 [("TASKD_CGROUP", cgroups.root)])
         } else {
             journal.daemon(
