@@ -47,10 +47,10 @@ public struct DaemonOptions: Hashable, Sendable {
 
         Options:
           --config DIR      configuration directory: taskd.conf and tasks.d/*.task
-                            (default: \(DefaultPaths.configDirectory))
-          --state-dir DIR   state directory (default: \(DefaultPaths.stateDirectory))
+                            (default: \(DefaultPaths.configDirectory(of: program)))
+          --state-dir DIR   state directory (default: \(DefaultPaths.stateDirectory(of: program)))
           --socket PATH     control socket, unless socket-activated
-                            (default: $TASKD_SOCKET or \(DefaultPaths.socketPath))
+                            (default: $TASKD_SOCKET or \(DefaultPaths.socketPath(of: program)))
           --check-config    validate the configuration, print every problem as file:line, and exit
                             (status 1 if there is any error)
           --version         print the version and exit

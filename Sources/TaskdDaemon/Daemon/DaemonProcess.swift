@@ -74,7 +74,7 @@ package struct DaemonProcess: Sendable {
             for problem in problems { printError("\(name): error: task registered in code: \(problem)") }
             return 1
         }
-        let configDirectory = options.configDirectory ?? DefaultPaths.configDirectory
+        let configDirectory = options.configDirectory ?? DefaultPaths.configDirectory(of: name)
         // Loaded on this thread, before anything else runs: with a hop to another thread, the daemon's
         // states were allocated in another malloc arena than the parse's garbage, and RSS with
         // 10,000 tasks was 1.6–2.6 MiB higher (measured).
@@ -124,7 +124,8 @@ package struct DaemonProcess: Sendable {
                 .configError, d.severity == .error ? 3 : 4, d.description,
                 [("CONFIG_FILE", d.location.file), ("CONFIG_LINE", String(d.location.line))])
         }
-        let stateDirectory = options.stateDirectory ?? config.daemon.stateDirectory ?? DefaultPaths.stateDirectory
+        let stateDirectory =
+            options.stateDirectory ?? config.daemon.stateDirectory ?? DefaultPaths.stateDirectory(of: name)
         ControlSocketServer.makeDirectories(stateDirectory)
         switch StateFormat.check(directory: stateDirectory) {
         case nil: break
@@ -140,7 +141,7 @@ package struct DaemonProcess: Sendable {
         let (previouslyActive, activeProblem) = ActiveRunsFile.take(directory: stateDirectory)
         if let activeProblem { journal.daemon(.stateError, 3, activeProblem) }
         let activeRuns = ActiveRunsFile(directory: stateDirectory) { journal.daemon(.stateError, 4, $0) }
-        let socketPath = options.socketPath ?? config.daemon.socketPath ?? DefaultPaths.socketPath
+        let socketPath = options.socketPath ?? config.daemon.socketPath ?? DefaultPaths.socketPath(of: name)
         signal(SIGPIPE, SIG_IGN)
         let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP, SIGUSR2])
         // The run keeper a taskd before this one left (it was killed or crashed), and its runs.
@@ -366,7 +367,7 @@ package struct DaemonProcess: Sendable {
             let sibling = exe[..<(exe.lastIndex(of: "/") ?? exe.startIndex)] + "/taskctl"
             if access(String(sibling), X_OK) == 0 { taskctl = String(sibling) }
         }
-        let socketFlag = socketPath == DefaultPaths.socketPath ? "" : " --socket \(socketPath)"
+        let socketFlag = socketPath == DefaultPaths.socketPath(of: name) ? "" : " --socket \(socketPath)"
         printError(
             "\(name): listening on \(socketPath); try:\n  \(taskctl)\(socketFlag) wake \(example ?? "TASK") --wait\n  \(taskctl)\(socketFlag) list"
         )
