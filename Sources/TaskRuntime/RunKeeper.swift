@@ -78,12 +78,16 @@ public final class RunKeeper: Sendable {
         return RunKeeper(descriptor: descriptor).watched()
     }
 
-    /// `taskd-keeper` beside `executable`, or in `../libexec/taskd/` from its folder; nil if neither.
+    /// `taskd-keeper` beside `executable`, or in `../libexec/NAME/` (NAME: the executable's, as an
+    /// app daemon's package installs it) or `../libexec/taskd/` from its folder; nil if none.
     public static func locate(beside executable: String) -> String? {
-        let folder = executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)]
-        return [folder + "/taskd-keeper", folder + "/../libexec/taskd/taskd-keeper"].first {
-            access($0, X_OK) == 0
-        }
+        let slash = executable.lastIndex(of: "/")
+        let folder = executable[..<(slash ?? executable.startIndex)]
+        let name = slash.map { executable[executable.index(after: $0)...] } ?? executable[...]
+        return [
+            folder + "/taskd-keeper", folder + "/../libexec/\(name)/taskd-keeper",
+            folder + "/../libexec/taskd/taskd-keeper",
+        ].first { access($0, X_OK) == 0 }
     }
 
     private func watched() -> RunKeeper {

@@ -20,6 +20,27 @@ struct RunKeeperTests {
         return (dir, executable)
     }
 
+    @Test("the keeper is found beside the daemon, in libexec/NAME/ for an app daemon, or in libexec/taskd/")
+    func locates() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("locate-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        func place(_ path: String) throws {
+            try FileManager.default.createDirectory(
+                atPath: root + "/" + path.dropLast("/taskd-keeper".count), withIntermediateDirectories: true)
+            #expect(
+                FileManager.default.createFile(
+                    atPath: root + "/" + path, contents: Data(), attributes: [.posixPermissions: 0o755]))
+        }
+        try FileManager.default.createDirectory(atPath: root + "/bin", withIntermediateDirectories: true)
+        #expect(RunKeeper.locate(beside: root + "/bin/weatherd") == nil)
+        try place("libexec/taskd/taskd-keeper")
+        #expect(RunKeeper.locate(beside: root + "/bin/weatherd") == root + "/bin/../libexec/taskd/taskd-keeper")
+        try place("libexec/weatherd/taskd-keeper")
+        #expect(RunKeeper.locate(beside: root + "/bin/weatherd") == root + "/bin/../libexec/weatherd/taskd-keeper")
+        try place("bin/taskd-keeper")
+        #expect(RunKeeper.locate(beside: root + "/bin/weatherd") == root + "/bin/taskd-keeper")
+    }
+
     @Test("a command spawned by the keeper: output, notify lines, exit status, spawn errors named")
     func spawns() async throws {
         let (dir, executable) = try Self.folder()

@@ -9,7 +9,7 @@ import TaskdIO
 /// restarted), made into hand-overs for `Daemon.adopt`, as an upgrade's are.
 enum KeptRuns {
     /// The keeper's executable: `TASKD_KEEPER` if set (empty: no keeper, runs end with taskd),
-    /// else `taskd-keeper` beside taskd or in `../libexec/taskd/`.
+    /// else `taskd-keeper` beside taskd or in `../libexec/NAME/` or `../libexec/taskd/` (`RunKeeper.locate`).
     static func executable(beside taskd: String) -> String? {
         if let named = getenv("TASKD_KEEPER") {
             let path = String(cString: named)
