@@ -35,4 +35,4 @@ def test_journalctl_builds_and_lists_the_catalog(tmp_path):
                             check=True).stdout
     for mid in code_ids():
         assert mid in listed
-    assert "taskd run of @TASK@ was killed at the end of its budget" in listed
+    assert "@SYSLOG_IDENTIFIER@ run of @TASK@ was killed at the end of its budget" in listed
