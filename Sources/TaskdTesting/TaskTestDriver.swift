@@ -1,9 +1,9 @@
 import Synchronization
 import TaskScheduling
-import TaskdMachine
 import Taskd
 import TaskdConfig
 import TaskdDaemon
+import TaskdMachine
 
 /// Runs the Swift tasks a `TaskDaemon` registers in the real daemon, as taskd runs them: the real
 /// scheduler, payload decoding and result encoding, journal entries, history and retries. Time is

@@ -1,7 +1,7 @@
 import TaskScheduling
 import TaskdConfig
-import TaskdSystem
 import TaskdProtocol
+import TaskdSystem
 import Testing
 
 @testable import TaskdDaemon

@@ -1,6 +1,6 @@
+import Synchronization
 import Taskd
 import TaskdTesting
-import Synchronization
 import Testing
 
 /// The test kit itself, on handlers made to misbehave: one that ignores cancellation is
