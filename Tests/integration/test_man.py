@@ -1,7 +1,9 @@
 """The manual pages scripts/man makes (taskd(8), taskctl(1), taskd.task(5), taskd.conf(5)): groff
 reads each without a warning, and, as man renders them, they name every key of the configuration
 reference (which ReferenceTableTests ties to the parsers' key tables), every taskctl command and
-each option of its usage, and every taskd option."""
+each option of its usage, and every taskd option. An app daemon's pages (scripts/man --product
+weatherd): weatherd(8) with its options, the tasks it registers in code and its own folders, and
+weatherctl(1), taskctl's page in its name."""
 import os
 import re
 import subprocess
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, ROOT, TASKCTL, TASKD
+from conftest import BUILD, ROOT, TASKCTL, TASKD, WEATHERD
 
 pytestmark = pytest.mark.integration
 
@@ -73,3 +75,22 @@ def test_taskd_8_has_every_option(pages):
     assert {"--config", "--state-dir", "--socket", "--check-config", "--version"} <= options
     assert sorted(o for o in options if o not in shown) == []
     assert "/etc/taskd/tasks.d" in shown and "taskd.task(5)" in shown
+
+
+def test_an_app_daemon_gets_its_own_pages(tmp_path):
+    subprocess.run(["sh", str(ROOT / "scripts" / "man"), "--bin-dir", str(BUILD), "--product", "weatherd",
+                    str(tmp_path)], check=True)
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.*")) == ["man1/weatherctl.1",
+                                                                                  "man8/weatherd.8"]
+    for page in ("man1/weatherctl.1", "man8/weatherd.8"):
+        text = subprocess.run(["preconv", str(tmp_path / page)], capture_output=True, check=True).stdout
+        r = subprocess.run(["groff", "-man", "-ww", "-z", "-Tutf8"], input=text, capture_output=True)
+        assert r.returncode == 0 and not r.stderr, r.stderr.decode()
+    shown = rendered(tmp_path / "man8/weatherd.8")
+    usage = subprocess.run([str(WEATHERD), "--help"], capture_output=True, text=True, check=True).stdout
+    assert sorted(o for o in set(re.findall(r"^  (--?[a-z][a-z-]*)", usage, re.M)) if o not in shown) == []
+    assert "appRefresh:WEATHER_DATA" in shown.split("TASKS", 1)[1].split("FILES", 1)[0]
+    assert "/etc/weatherd/tasks.d" in shown and "/run/weatherd/weatherd.sock" in shown and "/etc/taskd" not in shown
+    assert "weatherctl(1)" in shown and "taskd.task(5)" not in shown
+    ctl = rendered(tmp_path / "man1/weatherctl.1")
+    assert ctl.splitlines()[0].startswith("WEATHERCTL(1)") and "weatherctl wake" in ctl and "taskctl" not in ctl

@@ -1,6 +1,7 @@
 """The Debian package scripts/package builds from the tree (dpkg-deb, dpkg-shlibdeps): files
 where Debian's policy puts them, /etc/taskd as conffiles, maintainer scripts, Depends on no Swift,
-lintian with no error and no warning, and the same bytes twice under one SOURCE_DATE_EPOCH."""
+lintian with no error and no warning, and the same bytes twice under one SOURCE_DATE_EPOCH. The same
+for an app daemon's package (scripts/package --product weatherd): its own names, user and pages."""
 import hashlib
 import os
 import re
@@ -13,10 +14,13 @@ from conftest import ROOT
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def build(out, epoch="1764000000"):
+WEATHERD = ["--product", "weatherd", "--config", "Examples/WeatherDaemon/config"]
+
+
+def build(out, epoch="1764000000", product=()):
     env = {**os.environ, "SOURCE_DATE_EPOCH": epoch}
-    r = subprocess.run([str(ROOT / "scripts" / "package"), "--out", str(out)], capture_output=True, text=True,
-                       env=env, timeout=3600, cwd=ROOT)
+    r = subprocess.run([str(ROOT / "scripts" / "package"), "--out", str(out), *product], capture_output=True,
+                       text=True, env=env, timeout=3600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     return out / r.stdout.strip().split("/")[-1]
 
@@ -24,6 +28,11 @@ def build(out, epoch="1764000000"):
 @pytest.fixture(scope="module")
 def deb(tmp_path_factory):
     return build(tmp_path_factory.mktemp("deb"))
+
+
+@pytest.fixture(scope="module")
+def app_deb(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("app"), product=WEATHERD)
 
 
 def field(deb, name):
@@ -55,9 +64,10 @@ def test_it_depends_on_no_swift(deb):
     assert field(deb, "Package") == "taskd" and field(deb, "Architecture")
 
 
-def test_lintian_reports_no_error_and_no_warning(deb):
-    r = subprocess.run(["lintian", "--fail-on", "none", "--no-tag-display-limit", str(deb)], capture_output=True,
-                       text=True, timeout=600)
+@pytest.mark.parametrize("which", ["deb", "app_deb"])
+def test_lintian_reports_no_error_and_no_warning(which, request):
+    r = subprocess.run(["lintian", "--fail-on", "none", "--no-tag-display-limit", str(request.getfixturevalue(which))],
+                       capture_output=True, text=True, timeout=600)
     tags = [line for line in r.stdout.splitlines() if line[:2] in ("E:", "W:")]
     assert tags == [], r.stdout
 
@@ -65,3 +75,29 @@ def test_lintian_reports_no_error_and_no_warning(deb):
 def test_the_same_epoch_gives_the_same_bytes(deb, tmp_path):
     again = build(tmp_path)
     assert hashlib.sha256(again.read_bytes()).hexdigest() == hashlib.sha256(deb.read_bytes()).hexdigest()
+
+
+def test_an_app_daemon_package_has_its_own_names_user_and_pages(app_deb, tmp_path):
+    assert (field(app_deb, "Package"), field(app_deb, "Version")) == ("weatherd", "1.0.0")
+    assert "swift" not in field(app_deb, "Depends").lower()
+    listing = subprocess.run(["dpkg-deb", "-c", str(app_deb)], capture_output=True, text=True, check=True).stdout
+    paths = {line.split()[-1].lstrip(".") for line in listing.splitlines()}
+    for path in ["/usr/bin/weatherd", "/usr/bin/weatherctl", "/usr/libexec/weatherd/taskctl",
+                 "/usr/libexec/weatherd/taskd-keeper", "/usr/lib/systemd/system/weatherd.service",
+                 "/usr/lib/systemd/system/weatherd.socket", "/usr/lib/sysusers.d/weatherd.conf",
+                 "/usr/lib/tmpfiles.d/weatherd.conf", "/usr/lib/systemd/catalog/weatherd.catalog",
+                 "/usr/share/man/man8/weatherd.8.gz", "/usr/share/man/man1/weatherctl.1.gz",
+                 "/usr/share/doc/weatherd/copyright", "/etc/weatherd/tasks.d/WEATHER_DATA.task"]:
+        assert path in paths, path
+    # Nothing that another package (taskd's) could own too.
+    assert [p for p in paths if "taskd" in p.split("/")[-1] and not p.startswith("/usr/libexec/weatherd/")] == []
+    subprocess.run(["dpkg-deb", "-x", str(app_deb), str(tmp_path)], check=True)
+    unit = (tmp_path / "usr/lib/systemd/system/weatherd.service").read_text()
+    for line in ["User=weatherd", "ExecStart=/usr/bin/weatherd", "ExecReload=/usr/bin/weatherctl reload",
+                 "StateDirectory=weatherd", "Requires=weatherd.socket", "CapabilityBoundingSet=", "Delegate=yes"]:
+        assert line in unit.splitlines(), line
+    assert "taskd" not in unit.split("\n", 1)[1]
+    assert "ListenStream=/run/weatherd/weatherd.sock" in (tmp_path / "usr/lib/systemd/system/weatherd.socket").read_text()
+    assert (tmp_path / "usr/lib/sysusers.d/weatherd.conf").read_text().splitlines()[-1].startswith("u weatherd ")
+    assert (tmp_path / "usr/lib/systemd/catalog/weatherd.catalog").read_bytes() == \
+        (ROOT / "systemd" / "taskd.catalog").read_bytes()
