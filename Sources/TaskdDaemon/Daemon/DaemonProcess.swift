@@ -367,7 +367,7 @@ package struct DaemonProcess: Sendable {
             let sibling = exe[..<(exe.lastIndex(of: "/") ?? exe.startIndex)] + "/taskctl"
             if access(String(sibling), X_OK) == 0 { taskctl = String(sibling) }
         }
-        let socketFlag = socketPath == DefaultPaths.socketPath(of: name) ? "" : " --socket \(socketPath)"
+        let socketFlag = socketPath == DefaultPaths.socketPath() ? "" : " --socket \(socketPath)"
         printError(
             "\(name): listening on \(socketPath); try:\n  \(taskctl)\(socketFlag) wake \(example ?? "TASK") --wait\n  \(taskctl)\(socketFlag) list"
         )
