@@ -149,6 +149,11 @@ def test_an_app_daemon_package_runs_its_swift_task_as_its_own_user(bare_containe
     assert "appRefresh:WEATHER_DATA" in rendered_page(container, "weatherd")
     assert "weatherctl wake" in rendered_page(container, "weatherctl")
     inside(container, "systemctl", "reload", "weatherd.service")
+    # remove stops it and keeps its state and configuration; purge takes them.
+    apt(container, "remove", "weatherd")
+    assert inside(container, "systemctl", "is-active", "weatherd.service", check=False).stdout.strip() != "active"
+    assert inside(container, "test", "-f", "/var/lib/weatherd/format", check=False).returncode == 0
+    assert inside(container, "test", "-f", "/etc/weatherd/tasks.d/WEATHER_DATA.task", check=False).returncode == 0
     apt(container, "purge", "weatherd")
     left = inside(container, "sh", "-c", "find /usr /etc /var/lib /run -name '*weatherd*' 2>/dev/null; true").stdout
     assert left.split() == [], left
