@@ -3,7 +3,8 @@
 exits 0; man finds the pages and taskd.task(5) names every task key; installing the next build
 while a run is going upgrades taskd in place (the same main PID) and the run ends with its real
 outcome; `apt purge` leaves no taskd file but the group. The weatherd package (an app's daemon
-built on Taskd, scripts/package --product) installs and runs its Swift task as its own user."""
+built on Taskd, scripts/package --product) installs, disabled as the admin's preset says, and runs
+its Swift task as its own user."""
 import json
 import os
 import re
@@ -126,8 +127,13 @@ def test_install_wake_upgrade_in_place_and_purge(bare_container, debs):
 def test_an_app_daemon_package_runs_its_swift_task_as_its_own_user(bare_container, debs):
     container = bare_container
     weatherd = debs[2]
+    # The admin's preset is kept at the first install: the socket stays disabled until enabled.
+    inside(container, "sh", "-c", "mkdir -p /etc/systemd/system-preset && "
+                                  "echo 'disable weatherd.socket' > /etc/systemd/system-preset/50-local.preset")
     apt(container, "install", copy_in(container, weatherd))
-    assert inside(container, "systemctl", "is-active", "weatherd.socket").stdout.strip() == "active"
+    assert inside(container, "systemctl", "is-enabled", "weatherd.socket", check=False).stdout.strip() == "disabled"
+    assert inside(container, "systemctl", "is-active", "weatherd.socket", check=False).stdout.strip() == "inactive"
+    inside(container, "systemctl", "enable", "--now", "weatherd.socket")
     wake = inside(container, "weatherctl", "wake", "WEATHER_DATA", "--payload", '{"city": "Oslo", "steps": 2}',
                   "--wait", "--json", check=False)
     assert wake.returncode == 0, (wake.stdout, wake.stderr)
