@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 class Bench:
     def __init__(self, args):
         self.smoke = args.smoke
+        self.keeper = args.keeper
         self.release = Path(args.build)
         self.floor = str(Path(args.floor).resolve())
         self.peer_python = args.peer_python
@@ -67,7 +68,7 @@ class Bench:
         returns (process, socket, ready s)."""
         base = self.tmp / name
         (base / "config" / "tasks.d").mkdir(parents=True)
-        (base / "config" / "taskd.conf").write_text(conf)
+        (base / "config" / "taskd.conf").write_text(conf + ("RunKeeper=yes\n" if self.keeper else ""))
         for file, text in tasks.items():
             (base / "config" / "tasks.d" / file).write_text(text)
         sock = str(base / "taskd.sock")
@@ -560,6 +561,7 @@ def main():
     parser.add_argument("--peer-python")
     parser.add_argument("--json", default="bench-results.json")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--keeper", action="store_true", help="every taskd with RunKeeper=yes")
     scenarios = ["wake_latency", "timer_lateness", "idle_and_memory", "memory_after_replies", "sustained",
                  "metrics_scrape", "startup"]
     parser.add_argument("--only", choices=scenarios, action="append",

@@ -114,7 +114,7 @@ int taskd_keeper_sendmsg(int sock, const struct taskd_keeper_message *message, c
 
 int taskd_keeper_request_spawn(int sock, const char *run_id, const char *path, char *const argv[],
                                char *const envp[], const char *cwd, const struct taskd_exec_identity *id,
-                               const int *fds, int nfds) {
+                               const int *fds, int nfds, const char *snapshot, size_t snapshot_length) {
     struct taskd_keeper_message m = {.type = TASKD_KEEPER_SPAWN};
     snprintf(m.run_id, sizeof m.run_id, "%s", run_id);
     m.set_groups = id->set_groups;
@@ -132,6 +132,8 @@ int taskd_keeper_request_spawn(int sock, const char *run_id, const char *path, c
     size_t length = sizeof(gid_t) * (size_t)m.ngroups + strlen(path) + 1 + (cwd ? strlen(cwd) + 1 : 0);
     for (m.argc = 0; argv[m.argc]; m.argc++) length += strlen(argv[m.argc]) + 1;
     for (m.envc = 0; envp[m.envc]; m.envc++) length += strlen(envp[m.envc]) + 1;
+    m.status = (int32_t)snapshot_length;
+    length += snapshot_length;
     char *payload = malloc(length ? length : 1);
     if (!payload) return -1;
     char *p = payload;
@@ -143,6 +145,7 @@ int taskd_keeper_request_spawn(int sock, const char *run_id, const char *path, c
     if (cwd) p = stpcpy(p, cwd) + 1;
     for (uint32_t i = 0; i < m.argc; i++) p = stpcpy(p, argv[i]) + 1;
     for (uint32_t i = 0; i < m.envc; i++) p = stpcpy(p, envp[i]) + 1;
+    if (snapshot_length) memcpy(p, snapshot, snapshot_length);
     m.payload = (uint32_t)length;
     int r = taskd_keeper_sendmsg(sock, &m, payload, length, fds, nfds);
     int saved = errno;
@@ -151,23 +154,62 @@ int taskd_keeper_request_spawn(int sock, const char *run_id, const char *path, c
     return r;
 }
 
+int taskd_keeper_send_output(int sock, pid_t pid, int pipe, int text, uint64_t consume, uint32_t records,
+                             const char *payload, size_t length) {
+    struct taskd_keeper_message m = {.type = TASKD_KEEPER_OUTPUT, .pid = pid, .step = pipe, .exited = text,
+                                     .cpu_usec = consume, .argc = records, .payload = (uint32_t)length};
+    return taskd_keeper_sendmsg(sock, &m, payload, length, NULL, 0);
+}
+
+ssize_t taskd_tee(int from, int to, size_t length) {
+    ssize_t n;
+    do n = tee(from, to, length, SPLICE_F_NONBLOCK);
+    while (n < 0 && errno == EINTR);
+    return n;
+}
+
 int taskd_keeper_send(int sock, uint32_t type, pid_t pid) {
     struct taskd_keeper_message m = {.type = type, .pid = pid};
     return taskd_keeper_sendmsg(sock, &m, NULL, 0, NULL, 0);
 }
 
-int taskd_keeper_receive(int sock, struct taskd_keeper_message *message, int fds[3], int *nfds, int dontwait) {
+int taskd_keeper_receive(int sock, struct taskd_keeper_message *message, int fds[3], int *nfds, int dontwait,
+                         char **payload, size_t *length) {
     union {
         char buffer[CMSG_SPACE(sizeof(int) * 8)];
         struct cmsghdr align;
     } control;
-    struct iovec iov = {message, sizeof *message};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buffer,
+    *nfds = 0;
+    if (payload) {
+        *payload = NULL;
+        *length = 0;
+    }
+    // The size of what waits, to receive a payload after the message whole.
+    size_t extra = 0;
+    if (payload) {
+        struct taskd_keeper_message peek;
+        ssize_t size;
+        do size = recv(sock, &peek, sizeof peek, MSG_PEEK | MSG_TRUNC | (dontwait ? MSG_DONTWAIT : 0));
+        while (size < 0 && errno == EINTR);
+        if (size < 0) return -1;
+        if ((size_t)size > sizeof *message) {
+            extra = (size_t)size - sizeof *message;
+            *payload = malloc(extra);
+            if (!*payload) extra = 0;
+        }
+    }
+    struct iovec iov[2] = {{message, sizeof *message}, {payload ? *payload : NULL, extra}};
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = extra ? 2 : 1, .msg_control = control.buffer,
                          .msg_controllen = sizeof control.buffer};
     ssize_t n;
     do n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | (dontwait ? MSG_DONTWAIT : 0));
     while (n < 0 && errno == EINTR);
-    *nfds = 0;
+    if (extra && n > (ssize_t)sizeof *message) {
+        *length = (size_t)n - sizeof *message;
+    } else if (payload && *payload) {
+        free(*payload);
+        *payload = NULL;
+    }
     if (n < 0) return -1;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;

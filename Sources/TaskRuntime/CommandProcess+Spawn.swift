@@ -66,13 +66,14 @@ extension CommandProcess {
     /// `fds`: stdin, stdout, stderr, notify, then the read ends of the three pipes.
     static func keeperSpawn(
         _ keeper: RunKeeper, runID: String, _ path: String, _ argv: [UnsafeMutablePointer<CChar>?],
-        _ env: [UnsafeMutablePointer<CChar>?], fds: [Int32], cwd: String?, identity: ExecIdentity, cgroupFD: Int32?
+        _ env: [UnsafeMutablePointer<CChar>?], fds: [Int32], cwd: String?, identity: ExecIdentity, cgroupFD: Int32?,
+        snapshot: [UInt8]
     ) -> Result<pid_t, SpawnError> {
         // The cgroup's cgroup.procs travels as the last descriptor.
         let result = withSpec(identity, cgroupFD: nil) { spec in
             keeper.spawn(
                 runID: runID, path: path, argv: argv, env: env, cwd: cwd, identity: &spec,
-                fds: fds + (cgroupFD.map { [$0] } ?? []))
+                fds: fds + (cgroupFD.map { [$0] } ?? []), snapshot: snapshot)
         }
         guard result.pid < 0 else { return .success(result.pid) }
         return .failure(failure(step: result.step, error: result.error, path: path, cwd: cwd, identity: identity))

@@ -21,11 +21,13 @@ public final class CommandProcess: Sendable {
     public let cgroup: RunCgroup?
     /// The run keeper, its parent, if the keeper spawned it (else taskd is).
     let keeper: RunKeeper?
-    private let state: Mutex<State>
-    private let onOutput: @Sendable (CommandOutput) -> Void
+    /// With `keeper`, how the keeper journals the output (nil: taskd reads the pipes itself).
+    let keptOutput: KeptOutput?
+    let state: Mutex<State>
+    let onOutput: @Sendable (CommandOutput) -> Void
     private let onExit: @Sendable (Termination, RunUsage) -> Void
 
-    private struct State: Sendable {
+    struct State: Sendable {
         var exited = false
         /// The leader's wait status, once reaped.
         var waitStatus: Int32?
@@ -39,15 +41,21 @@ public final class CommandProcess: Sendable {
         var watched: [Int32: UInt64] = [:]
         /// One meter for both streams: the limit is per run.
         var limiter: OutputRateLimiter
+        /// The output pipes the keeper journals (`keptOutput`), instead of `splitters`.
+        var kept: [Int32: KeptPipe] = [:]
+        /// What the exit does once the kept pipes are closed (their last lines written).
+        var afterKept: (@Sendable () -> Void)?
     }
 
     /// Starts `argv` with exactly `environment` (`NAME=value`) as `identity`; `onOutput` gets each
     /// line (or a count of lines `outputLimit` dropped), then `onExit` gets the termination once the
-    /// leader has exited and its output is drained. With `keeper`, the keeper spawns it (as run `runID`).
+    /// leader has exited and its output is drained. With `keeper`, the keeper spawns it (as run
+    /// `runID`, keeping `snapshot` with it for the next taskd) and, given `keptOutput`, journals its
+    /// output lines (`onOutput` then gets only notifications).
     public static func spawn(
         argv: [String], environment: [String], workingDirectory: String?, stdin payload: String?,
         identity: ExecIdentity = ExecIdentity(), outputLimit: OutputRateLimit = .off, cgroup: RunCgroup? = nil,
-        keeper: RunKeeper? = nil, runID: String = "",
+        keeper: RunKeeper? = nil, runID: String = "", snapshot: [UInt8] = [], keptOutput: KeptOutput? = nil,
         onOutput: @escaping @Sendable (CommandOutput) -> Void,
         onExit: @escaping @Sendable (Termination, RunUsage) -> Void
     ) throws(SpawnError) -> CommandProcess {
@@ -71,7 +79,7 @@ public final class CommandProcess: Sendable {
                     return keeperSpawn(
                         keeper, runID: runID, path, cArgv, cEnv,
                         fds: [stdinFD, outPipe[1], errPipe[1], notifyPipe[1], outPipe[0], errPipe[0], notifyPipe[0]],
-                        cwd: workingDirectory, identity: identity, cgroupFD: cgroup?.procsFD)
+                        cwd: workingDirectory, identity: identity, cgroupFD: cgroup?.procsFD, snapshot: snapshot)
                 }
                 if identity.isInherited && cgroup == nil {
                     return posixSpawn(
@@ -92,7 +100,8 @@ public final class CommandProcess: Sendable {
             // 1.21–1.34× the C floor before, 1.05–1.13× after; tenth round in bench/PROFILING.md's git history).
             EventLoop.shared.yieldOncePerTurn()
             let process = CommandProcess(
-                pid: pid, cgroup: cgroup, keeper: keeper, outputLimit: outputLimit, onOutput: onOutput, onExit: onExit)
+                pid: pid, cgroup: cgroup, keeper: keeper, keptOutput: keptOutput, outputLimit: outputLimit,
+                onOutput: onOutput, onExit: onExit)
             process.watch(pipes: [(outPipe[0], .stdout, []), (errPipe[0], .stderr, []), (notifyPipe[0], .notify, [])])
             return process
         case .failure(let error):
@@ -104,13 +113,14 @@ public final class CommandProcess: Sendable {
     }
 
     private init(
-        pid: pid_t, cgroup: RunCgroup?, keeper: RunKeeper?, outputLimit: OutputRateLimit,
+        pid: pid_t, cgroup: RunCgroup?, keeper: RunKeeper?, keptOutput: KeptOutput?, outputLimit: OutputRateLimit,
         onOutput: @escaping @Sendable (CommandOutput) -> Void,
         onExit: @escaping @Sendable (Termination, RunUsage) -> Void
     ) {
         self.pid = pid
         self.cgroup = cgroup
         self.keeper = keeper
+        self.keptOutput = keeper?.writesOutput == true ? keptOutput : nil
         self.onOutput = onOutput
         self.onExit = onExit
         self.state = Mutex(State(limiter: OutputRateLimiter(outputLimit)))
@@ -121,12 +131,13 @@ public final class CommandProcess: Sendable {
     /// (`handoff.kept`, after an upgrade or a crash) has its exit reported by `keeper`.
     public static func adopt(
         _ handoff: CommandHandoff, outputLimit: OutputRateLimit = .off, cgroup: RunCgroup? = nil,
-        keeper: RunKeeper? = nil,
+        keeper: RunKeeper? = nil, keptOutput: KeptOutput? = nil,
         onOutput: @escaping @Sendable (CommandOutput) -> Void,
         onExit: @escaping @Sendable (Termination, RunUsage) -> Void
     ) -> CommandProcess {
+        let kept = handoff.kept == true ? keeper : nil
         let process = CommandProcess(
-            pid: handoff.pid, cgroup: cgroup, keeper: handoff.kept == true ? keeper : nil, outputLimit: outputLimit,
+            pid: handoff.pid, cgroup: cgroup, keeper: kept, keptOutput: keptOutput, outputLimit: outputLimit,
             onOutput: onOutput, onExit: onExit)
         for pipe in handoff.pipes { _ = fcntl(pipe.fd, F_SETFD, FD_CLOEXEC) }
         process.watch(
@@ -163,6 +174,13 @@ public final class CommandProcess: Sendable {
             _ = fcntl(fd, F_SETFD, 0)
             pipes.append(CommandHandoff.Pipe(fd: fd, stream: splitter.stream, unfinished: splitter.unfinished))
         }
+        // A kept pipe's lines are still in it, but for what an earlier image had read (a request
+        // with the keeper takes that with it: the next image's greeting waits for it).
+        for (fd, pipe) in state.withLock({ s in s.kept.sorted { $0.key < $1.key } }) {
+            _ = fcntl(fd, F_SETFD, 0)
+            pipes.append(CommandHandoff.Pipe(fd: fd, stream: pipe.stream, unfinished: pipe.inFlight ? [] : pipe.prefix))
+        }
+        pipes.sort { $0.fd < $1.fd }
         return CommandHandoff(
             pid: pid, pipes: pipes, cgroup: cgroup?.path, waitStatus: status, kept: keeper != nil ? true : nil)
     }
@@ -199,6 +217,10 @@ public final class CommandProcess: Sendable {
         let onOutput = self.onOutput
         for (fd, stream, unfinished) in pipes {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            if keptOutput != nil, stream != .notify {
+                watchKept(fd, stream: stream, prefix: unfinished)
+                continue
+            }
             state.withLock { $0.splitters[fd] = LineSplitter(stream: stream, pending: unfinished) }
             let token = loop.register(fd: fd, events: EventLoop.readable) { [self] _ in
                 if !self.drain(fd, onOutput: onOutput) { self.closePipe(fd) }
@@ -259,6 +281,12 @@ public final class CommandProcess: Sendable {
         }
         guard !handedOff else { return }
         if cgroup == nil { ProcessReaper.shared.release(group: pid) }
+        // The keeper writes the kept pipes' last lines first.
+        finishKept { [self] in reportExit(status: status, own: own) }
+    }
+
+    /// The exit, once the kept pipes are closed: the rest of the output, then the end.
+    private func reportExit(status: Int32, own: RunUsage) {
         // Output written before the exit is delivered before the exit is reported.
         for fd in state.withLock({ $0.splitters.keys.sorted() }) {
             _ = drain(fd, onOutput: onOutput)
@@ -288,6 +316,7 @@ public final class CommandProcess: Sendable {
         }
         guard !handedOff else { return }
         if let cgroup { cgroup.killAll() } else { kill(-pid, SIGKILL) }
+        for fd in state.withLock({ s in s.kept.keys.sorted() }) { takeOverKept(fd) }
         for fd in state.withLock({ $0.splitters.keys.sorted() }) {
             _ = drain(fd, onOutput: onOutput)
             closePipe(fd, onOutput: onOutput)
@@ -310,64 +339,5 @@ public final class CommandProcess: Sendable {
             cpuUSec: UInt64(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1_000_000
                 + UInt64(r.ru_utime.tv_usec + r.ru_stime.tv_usec),
             ioReadBytes: UInt64(r.ru_inblock) * 512, ioWriteBytes: UInt64(r.ru_oublock) * 512, source: "rusage")
-    }
-
-    /// Stops watching a pipe and closes it, delivering a last unterminated line.
-    private func closePipe(_ fd: Int32, onOutput: (@Sendable (CommandOutput) -> Void)? = nil) {
-        let closing = state.withLock { s -> (token: UInt64?, rest: [CommandOutput])? in
-            guard var splitter = s.splitters.removeValue(forKey: fd) else { return nil }
-            let lines = Self.meter(splitter.finish(), &s)
-            return (s.watched.removeValue(forKey: fd), lines)
-        }
-        guard let (token, rest) = closing else { return }
-        if let token { EventLoop.shared.deregister(fd: fd, token: token) }
-        close(fd)
-        if let onOutput { rest.forEach(onOutput) }
-    }
-
-    /// Reads what is available on `fd`; false at end of stream (its last line already delivered).
-    private func drain(_ fd: Int32, onOutput: @Sendable (CommandOutput) -> Void) -> Bool {
-        // On the stack and not zero-filled: read writes the bytes that count.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16384) { buffer in
-            drain(fd, into: buffer, onOutput: onOutput)
-        }
-    }
-
-    private func drain(_ fd: Int32, into buffer: UnsafeMutableBufferPointer<UInt8>, onOutput: (CommandOutput) -> Void)
-        -> Bool
-    {
-        while true {
-            let n = read(fd, buffer.baseAddress, buffer.count)
-            if n > 0 {
-                let bytes = UnsafeBufferPointer(rebasing: buffer[..<n])
-                let lines = state.withLock { s in Self.meter(s.splitters[fd]?.feed(bytes) ?? [], &s) }
-                lines.forEach(onOutput)
-                continue
-            }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return true }
-            let rest = state.withLock { s in Self.meter(s.splitters[fd]?.finish() ?? [], &s) }
-            rest.forEach(onOutput)
-            return false
-        }
-    }
-
-    /// Passes `lines` through the run's rate limit, at the current monotonic time; notifications
-    /// pass as they are.
-    private static func meter(_ lines: [OutputLine], _ s: inout State) -> [CommandOutput] {
-        guard !lines.isEmpty else { return [] }
-        if lines[0].stream == .notify { return lines.map { .notification($0.text) } }
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let usec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec / 1000)
-        var out: [CommandOutput] = []
-        for line in lines {
-            switch s.limiter.admit(atUSec: usec) {
-            case .pass: out.append(.line(line))
-            case .passAfterDropping(let n): out += [.dropped(lines: n), .line(line)]
-            case .drop: break
-            }
-        }
-        return out
     }
 }

@@ -21,6 +21,8 @@ public final class RunKeeper: Sendable {
         /// Its wait status, if it ended while no taskd was there.
         public var waitStatus: Int32?
         public var usage: RunUsage?
+        /// What taskd gave the keeper when it spawned the run (its state), if anything.
+        public var snapshot: [UInt8]?
     }
 
     /// The socket's name in the state folder.
@@ -43,6 +45,22 @@ public final class RunKeeper: Sendable {
         var listed: [KeptRun] = []
         var listEnded = false
         var onLoss: (@Sendable () -> Void)?
+        /// The keeper's protocol, as HELLO said (`TASKD_KEEPER_PROTOCOL`; 0 before OUTPUT).
+        var version: Int32 = 0
+        /// The OUTPUT request the keeper works on (one at a time), and those waiting.
+        var writing: Write?
+        var writes: [Write] = []
+    }
+
+    /// An OUTPUT request: its message's fields and payload, and what to call once written.
+    private struct Write: Sendable {
+        var pid: pid_t
+        var pipe: Int32
+        var text: Bool
+        var consume: UInt64
+        var records: UInt32
+        var payload: [UInt8]
+        var done: @Sendable (Bool) -> Void
     }
 
     private init(descriptor: Int32) {
@@ -52,7 +70,7 @@ public final class RunKeeper: Sendable {
     /// Connects to the keeper a taskd before this one left in `stateDirectory`; nil if there is none.
     public static func connect(stateDirectory: String) -> RunKeeper? {
         let fd = taskd_keeper_connect(stateDirectory, socketName)
-        return fd >= 0 ? RunKeeper(descriptor: fd).watched() : nil
+        return fd >= 0 ? RunKeeper(descriptor: fd).watched().greeted() : nil
     }
 
     /// Starts `executable` as the keeper of `stateDirectory` and connects to it; or why it could not.
@@ -69,13 +87,15 @@ public final class RunKeeper: Sendable {
         guard connection >= 0 else {
             return .failure(SpawnError(message: "\(stateDirectory)/\(socketName): \(String(cString: strerror(errno)))"))
         }
-        return .success(RunKeeper(descriptor: connection).watched())
+        return .success(RunKeeper(descriptor: connection).watched().greeted())
     }
 
-    /// The connection an earlier image of taskd handed over (`taskctl upgrade`).
+    /// The connection an earlier image of taskd handed over (`taskctl upgrade`). Its greeting is
+    /// also a barrier: the keeper answers in order, so what the earlier image asked it to write is
+    /// written, and taken out of the pipes, before this image reads them.
     public static func inherited(_ descriptor: Int32) -> RunKeeper {
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-        return RunKeeper(descriptor: descriptor).watched()
+        return RunKeeper(descriptor: descriptor).watched().greeted()
     }
 
     /// `taskd-keeper` beside `executable`, or in `../libexec/NAME/` (NAME: the executable's, as an
@@ -89,6 +109,16 @@ public final class RunKeeper: Sendable {
             folder + "/../libexec/taskd/taskd-keeper",
         ].first { access($0, X_OK) == 0 }
     }
+
+    /// Asks the keeper's protocol (and waits for the answer).
+    private func greeted() -> RunKeeper {
+        _ = pid
+        return self
+    }
+
+    /// Whether the keeper writes the output of the runs it holds (`write`); an older keeper,
+    /// still running after an upgrade, does not, and taskd then reads the pipes itself.
+    public var writesOutput: Bool { state.withLock { $0.version >= TASKD_KEEPER_PROTOCOL } }
 
     private func watched() -> RunKeeper {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
@@ -137,10 +167,11 @@ public final class RunKeeper: Sendable {
     }
 
     /// Spawns a command through the keeper: `fds` are its stdin, stdout, stderr and notify write
-    /// ends, then the three read ends (which the keeper keeps a copy of)[, the cgroup's `cgroup.procs`].
+    /// ends, then the three read ends (which the keeper keeps a copy of)[, the cgroup's `cgroup.procs`];
+    /// `snapshot`: what the keeper keeps with the run and gives a taskd that starts after this one.
     func spawn(
         runID: String, path: String, argv: [UnsafeMutablePointer<CChar>?], env: [UnsafeMutablePointer<CChar>?],
-        cwd: String?, identity: inout taskd_exec_identity, fds: [Int32]
+        cwd: String?, identity: inout taskd_exec_identity, fds: [Int32], snapshot: [UInt8] = []
     ) -> (pid: pid_t, step: Int32, error: Int32) {
         // pid -1: the spawn failed at `step` with `error` (as `taskd_spawn_as` reports them). Exits
         // read while waiting are delivered after, on the loop.
@@ -149,8 +180,11 @@ public final class RunKeeper: Sendable {
         return requests.withLock { _ -> (pid: pid_t, step: Int32, error: Int32) in
             state.withLock { $0.reply = nil }
             let sent = fds.withUnsafeBufferPointer { fdBuffer in
-                taskd_keeper_request_spawn(
-                    descriptor, runID, path, argv, env, cwd, &identity, fdBuffer.baseAddress, Int32(fds.count))
+                snapshot.withUnsafeBytes { bytes in
+                    taskd_keeper_request_spawn(
+                        descriptor, runID, path, argv, env, cwd, &identity, fdBuffer.baseAddress, Int32(fds.count),
+                        bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
+                }
             }
             guard sent == 0 else { return (-1, Int32(TASKD_STEP_FORK.rawValue), errno) }
             wait(&events) { $0.reply != nil || $0.gone }
@@ -181,6 +215,48 @@ public final class RunKeeper: Sendable {
         _ = state.withLock { $0.onExit.removeValue(forKey: pid) }
     }
 
+    /// Has the keeper write `records` (a `KeptOutput`'s) and then take `consume` bytes out of the
+    /// run's pipe (`pipe`: 0 standard output, 1 standard error); `done` is called on the loop,
+    /// with false if the keeper went away first or could not take those bytes. One request is with
+    /// the keeper at a time.
+    func write(
+        pid: pid_t, pipe: Int32, records: [[UInt8]], text: Bool, consume: Int,
+        done: @escaping @Sendable (Bool) -> Void
+    ) {
+        var payload: [UInt8] = []
+        payload.reserveCapacity(records.reduce(0) { $0 + 4 + $1.count })
+        for record in records {
+            withUnsafeBytes(of: UInt32(record.count)) { payload += $0 }
+            payload += record
+        }
+        let write = Write(
+            pid: pid, pipe: pipe, text: text, consume: UInt64(consume), records: UInt32(records.count),
+            payload: payload, done: done)
+        let refused = state.withLock { s -> Bool in
+            if s.gone { return true }
+            if s.writing != nil {
+                s.writes.append(write)
+                return false
+            }
+            return !send(write, &s)
+        }
+        if refused { Task(executorPreference: EventLoop.shared) { done(false) } }
+    }
+
+    /// Sends `write` and makes it the one the keeper works on; false if it could not be sent.
+    private func send(_ write: Write, _ s: inout State) -> Bool {
+        let sent = write.payload.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) {
+                taskd_keeper_send_output(
+                    descriptor, write.pid, write.pipe, write.text ? 1 : 0, write.consume, write.records,
+                    $0.baseAddress, $0.count)
+            }
+        }
+        guard sent == 0 else { return false }
+        s.writing = write
+        return true
+    }
+
     /// The run's end is recorded (or it was killed unknown): the keeper forgets it.
     public func release(_ pid: pid_t) {
         _ = taskd_keeper_send(descriptor, TASKD_KEEPER_RELEASE.rawValue, pid)
@@ -194,9 +270,11 @@ public final class RunKeeper: Sendable {
     /// What reading the socket found for the runs: exits to deliver, and whether the keeper is lost.
     private struct Events {
         var exits: [(@Sendable (Int32?, RunUsage) -> Void, Int32?, RunUsage)] = []
+        var written: [(@Sendable (Bool) -> Void, Bool)] = []
         var lost: (@Sendable () -> Void)?
 
         mutating func deliver() {
+            for (done, ok) in written { done(ok) }
             for (action, status, usage) in exits { action(status, usage) }
             lost?()
             self = Events()
@@ -205,7 +283,7 @@ public final class RunKeeper: Sendable {
         /// Delivers them as a job of their own on the event loop: a request is made while the daemon
         /// performs its actions, which the end of a run must not enter.
         mutating func deliverLater() {
-            guard !exits.isEmpty || lost != nil else { return }
+            guard !exits.isEmpty || !written.isEmpty || lost != nil else { return }
             let later = self
             self = Events()
             Task(executorPreference: EventLoop.shared) {
@@ -238,19 +316,25 @@ public final class RunKeeper: Sendable {
                 var message = taskd_keeper_message()
                 var fds: (Int32, Int32, Int32) = (-1, -1, -1)
                 var count: Int32 = 0
+                var payload: UnsafeMutablePointer<CChar>?
+                var length = 0
                 let r = withUnsafeMutablePointer(to: &fds) {
                     $0.withMemoryRebound(to: Int32.self, capacity: 3) {
-                        taskd_keeper_receive(descriptor, &message, $0, &count, 1)
+                        taskd_keeper_receive(descriptor, &message, $0, &count, 1, &payload, &length)
                     }
                 }
+                let bytes = payload.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) }
+                free(payload)
                 if r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
                 if r <= 0 {
                     s.gone = true
                     if let token = s.token { EventLoop.shared.deregister(fd: descriptor, token: token) }
                     events.lost = s.onLoss
-                    // Every run still watched ends now, its status unknown.
+                    // Every run still watched ends now, its status unknown; no output is written.
                     events.exits += s.onExit.values.map { ($0, nil, RunUsage(source: "rusage")) }
                     s.onExit = [:]
+                    events.written += ([s.writing.take()].compactMap { $0 } + s.writes).map { ($0.done, false) }
+                    s.writes = []
                     return
                 }
                 let received = [fds.0, fds.1, fds.2].prefix(Int(count))
@@ -270,10 +354,23 @@ public final class RunKeeper: Sendable {
                         KeptRun(
                             runID: runID, pid: message.pid, pipes: Array(received),
                             waitStatus: message.exited != 0 ? message.status : nil,
-                            usage: message.exited != 0 ? Self.usage(message) : nil))
+                            usage: message.exited != 0 ? Self.usage(message) : nil, snapshot: bytes))
                     continue
                 case TASKD_KEEPER_LIST_END.rawValue: s.listEnded = true
-                case TASKD_KEEPER_HELLO.rawValue: s.hello = message.pid
+                case TASKD_KEEPER_HELLO.rawValue:
+                    s.hello = message.pid
+                    s.version = message.status
+                case TASKD_KEEPER_WRITTEN.rawValue:
+                    // One for an earlier image's request (after an upgrade) matches none here.
+                    guard let write = s.writing, write.pid == message.pid, write.pipe == message.step else { break }
+                    // Bytes it could not take would be read and written again: taskd takes the pipe over.
+                    events.written.append((write.done, message.cpu_usec == write.consume))
+                    s.writing = nil
+                    while !s.writes.isEmpty {
+                        let next = s.writes.removeFirst()
+                        if send(next, &s) { break }
+                        events.written.append((next.done, false))
+                    }
                 case TASKD_KEEPER_SPAWNED.rawValue, TASKD_KEEPER_FAILED.rawValue: s.reply = message
                 default: break
                 }

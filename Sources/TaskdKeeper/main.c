@@ -10,9 +10,15 @@
 // one taskd at a time (the newest connection), only of its own user or root; it exits when taskd
 // says QUIT (a clean stop), once no taskd is connected and it holds no run, or when no taskd has
 // come back for 10 minutes after all its runs ended (their statuses are then lost).
+// A run's output is journaled by the keeper, from entries taskd makes: taskd reads the pipes with
+// tee(2), which leaves the bytes in them, and sends the entries of the complete lines it read with
+// their length (OUTPUT); the keeper writes the entries (to journald, or as text to its standard
+// error) and then takes those bytes out of the pipe, in one step that a taskd killed meanwhile
+// cannot cut in two. Lines a dead taskd had read but not sent are still in the pipe for the next
+// one: none is lost and none is written twice.
 // Single-threaded: poll over the listening socket, the connection and a signalfd for SIGCHLD.
 #define _GNU_SOURCE
-#include "CTaskdShim.h"
+#include "keeper.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -26,25 +32,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-struct run {
-    pid_t pid;
-    char run_id[64];
-    int fds[3];  // the read ends of stdout, stderr, notify (-1 once closed)
-    int exited;
-    int status;
-    uint64_t cpu_usec, read_blocks, write_blocks;
-};
+struct run *runs;
+size_t run_count;
+static size_t run_capacity;
+int client = -1;
 
-static struct run *runs;
-static size_t run_count, run_capacity;
-static int client = -1;
-
-static void drop_client(void) {
+void drop_client(void) {
     if (client >= 0) close(client);
     client = -1;
 }
 
-static int send_to_client(const struct taskd_keeper_message *m, const int *fds, int nfds) {
+int send_to_client(const struct taskd_keeper_message *m, const int *fds, int nfds) {
     if (client < 0) return -1;
     if (taskd_keeper_sendmsg(client, m, NULL, 0, fds, nfds) < 0) {
         drop_client();
@@ -66,6 +64,7 @@ static void fill_exit(struct taskd_keeper_message *m, const struct run *r) {
 static void forget(size_t i) {
     for (int k = 0; k < 3; k++)
         if (runs[i].fds[k] >= 0) close(runs[i].fds[k]);
+    free(runs[i].snapshot);
     runs[i] = runs[--run_count];
 }
 
@@ -156,6 +155,8 @@ static void spawn(void) {
             envp[i] = complete ? p : NULL;
             if (complete) p += strlen(p) + 1;
         }
+        const char *snapshot = p;
+        size_t snapshot_length = m.status > 0 && complete && (size_t)(end - p) >= (size_t)m.status ? (size_t)m.status : 0;
         if (complete && run_count == run_capacity) {
             size_t capacity = run_capacity ? run_capacity * 2 : 16;
             struct run *grown = realloc(runs, capacity * sizeof *runs);
@@ -184,6 +185,11 @@ static void spawn(void) {
                     r->fds[k] = fds[4 + k];
                     fds[4 + k] = -1;
                 }
+                r->snapshot = snapshot_length ? malloc(snapshot_length) : NULL;
+                if (r->snapshot) {
+                    memcpy(r->snapshot, snapshot, snapshot_length);
+                    r->snapshot_length = snapshot_length;
+                }
                 reply = (struct taskd_keeper_message){.type = TASKD_KEEPER_SPAWNED, .pid = pid};
             } else {
                 reply.step = step;
@@ -207,7 +213,12 @@ static void list(void) {
         int fds[3], nfds = 0;
         for (int k = 0; k < 3; k++)
             if (runs[i].fds[k] >= 0) fds[nfds++] = runs[i].fds[k];
-        if (send_to_client(&m, fds, nfds) < 0) return;
+        m.payload = (uint32_t)runs[i].snapshot_length;
+        if (client < 0) return;
+        if (taskd_keeper_sendmsg(client, &m, runs[i].snapshot, runs[i].snapshot_length, fds, nfds) < 0) {
+            drop_client();
+            return;
+        }
     }
     struct taskd_keeper_message end = {.type = TASKD_KEEPER_LIST_END};
     send_to_client(&end, NULL, 0);
@@ -226,8 +237,12 @@ static int serve(void) {
         spawn();
         return 1;
     }
+    if (m.type == TASKD_KEEPER_OUTPUT) {
+        output();
+        return 1;
+    }
     int fds[3], nfds = 0;
-    if (taskd_keeper_receive(client, &m, fds, &nfds, 1) <= 0) {
+    if (taskd_keeper_receive(client, &m, fds, &nfds, 1, NULL, NULL) <= 0) {
         drop_client();
         return 1;
     }
@@ -246,7 +261,8 @@ static int serve(void) {
     case TASKD_KEEPER_QUIT:
         return 0;
     case TASKD_KEEPER_HELLO: {
-        struct taskd_keeper_message hello = {.type = TASKD_KEEPER_HELLO, .pid = getpid()};
+        struct taskd_keeper_message hello = {.type = TASKD_KEEPER_HELLO, .pid = getpid(),
+                                             .status = TASKD_KEEPER_PROTOCOL};
         send_to_client(&hello, NULL, 0);
         return 1;
     }

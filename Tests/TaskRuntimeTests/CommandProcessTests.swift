@@ -19,11 +19,11 @@ final class Recorder: Sendable {
     func spawn(
         _ argv: [String], env: [String] = ["PATH=/usr/bin:/bin"], stdin: String? = nil, cwd: String? = nil,
         identity: ExecIdentity = ExecIdentity(), limit: OutputRateLimit = .off, cgroup: RunCgroup? = nil,
-        keeper: RunKeeper? = nil, runID: String = ""
+        keeper: RunKeeper? = nil, runID: String = "", snapshot: [UInt8] = [], keptOutput: KeptOutput? = nil
     ) throws -> CommandProcess {
         try CommandProcess.spawn(
             argv: argv, environment: env, workingDirectory: cwd, stdin: stdin, identity: identity, outputLimit: limit,
-            cgroup: cgroup, keeper: keeper, runID: runID,
+            cgroup: cgroup, keeper: keeper, runID: runID, snapshot: snapshot, keptOutput: keptOutput,
             onOutput: { output in
                 switch output {
                 case .line(let line): self.lines.withLock { $0.append(line) }

@@ -61,7 +61,9 @@ struct RunKeeperTests {
         #expect(error?.message == "/nonexistent/cmd: No such file or directory")
     }
 
-    @Test("a second connection gets the runs held: one still running and one that ended meanwhile")
+    @Test(
+        "a second connection gets the runs held, with what taskd gave at the spawn: one still running and one that ended meanwhile"
+    )
     func handsOverRuns() async throws {
         let (dir, executable) = try Self.folder()
         let first = try RunKeeper.start(stateDirectory: dir, executable: executable).get()
@@ -69,7 +71,7 @@ struct RunKeeperTests {
         let running = Recorder()
         let long = try running.spawn(
             ["/bin/sh", "-c", "echo started; while [ ! -e \(gate) ]; do sleep 0.02; done; echo after; exit 3"],
-            keeper: first, runID: "long")
+            keeper: first, runID: "long", snapshot: Array(#"{"id":"long"}"#.utf8))
         let closed = dir + "/closed"
         let short = try Recorder().spawn(
             ["/bin/sh", "-c", "while [ ! -e \(closed) ]; do sleep 0.02; done; echo bye; exit 4"], keeper: first,
@@ -88,6 +90,8 @@ struct RunKeeperTests {
         #expect(kept.map(\.pid) == [long.pid, short.pid])
         #expect(kept[0].waitStatus == nil && kept[1].waitStatus.map { ($0 >> 8) & 0xff } == 4)
         #expect(kept.allSatisfy { $0.pipes.count == 3 })
+        // What taskd gave with the spawn comes back whole; a run spawned without gives nothing.
+        #expect(kept[0].snapshot == Array(#"{"id":"long"}"#.utf8) && kept[1].snapshot == nil)
         let adopted = Recorder()
         let handoff = CommandHandoff(
             pid: kept[0].pid,
@@ -105,5 +109,71 @@ struct RunKeeperTests {
         #expect(await adopted.termination() == .exited(3))
         #expect(adopted.texts.last == "after")
         for pipe in kept[1].pipes { close(pipe) }
+    }
+
+    @Test(
+        "the keeper writes a run's lines and only then takes them out of the pipe: across a change of taskd, each line once, in order"
+    )
+    func writesOutput() async throws {
+        let (dir, keeperPath) = try Self.folder()
+        // The keeper writes text records to its standard error: a file here.
+        let wrapper = dir + "/keeper.sh"
+        let out = dir + "/out"
+        #expect(
+            FileManager.default.createFile(
+                atPath: wrapper, contents: Data("#!/bin/sh\nexec '\(keeperPath)' 2>>'\(out)'\n".utf8),
+                attributes: [.posixPermissions: 0o755]))
+        let first = try RunKeeper.start(stateDirectory: dir, executable: wrapper).get()
+        #expect(first.writesOutput)
+        let kept = KeptOutput(
+            records: { outputs in
+                let lines = outputs.compactMap { output -> [UInt8]? in
+                    guard case .line(let line) = output else { return nil }
+                    return Array("\(line.stream.rawValue) \(line.text)\n".utf8)
+                }
+                return (lines, true)
+            }, afterOwnEntries: { $0() })
+        let gate = dir + "/gate"
+        let r = Recorder()
+        let process = try r.spawn(
+            [
+                "/bin/sh", "-c",
+                "i=0; while [ $i -lt 300 ]; do i=$((i+1)); echo $i; [ $i -eq 150 ] && while [ ! -e \(gate) ]; do sleep 0.01; done; done; printf 301; echo e >&2; exit 0",
+            ], keeper: first, runID: "kept", keptOutput: kept)
+        func written() -> [String] {
+            (try? String(contentsOfFile: out, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? []
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !written().contains("stdout 150") && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(written().contains("stdout 150"), "the keeper wrote the first 150 lines")
+        // This taskd stops reading and its connection closes; the next one connects and takes the run over.
+        let pipes = process.handOff().pipes
+        close(first.descriptor)
+        #expect(r.texts.isEmpty, "the lines go to the keeper, not to onOutput")
+        let second = try #require(RunKeeper.connect(stateDirectory: dir))
+        defer { second.quit() }
+        let held = try #require(second.kept().first)
+        pipes.forEach { close($0.fd) }
+        let adopted = Recorder()
+        _ = CommandProcess.adopt(
+            CommandHandoff(
+                pid: held.pid,
+                pipes: zip(held.pipes, [OutputLine.Stream.stdout, .stderr, .notify]).map {
+                    CommandHandoff.Pipe(fd: $0, stream: $1)
+                }, cgroup: nil, waitStatus: held.waitStatus, kept: true),
+            keeper: second, keptOutput: kept,
+            onOutput: { if case .line(let line) = $0 { adopted.lines.withLock { $0.append(line) } } },
+            onExit: { t, _ in
+                adopted.continuation.yield(t)
+                adopted.continuation.finish()
+            })
+        #expect(FileManager.default.createFile(atPath: gate, contents: nil))
+        #expect(await adopted.termination() == .exited(0))
+        let lines = written()
+        #expect(lines.filter { $0.hasPrefix("stdout ") } == (1...301).map { "stdout \($0)" })
+        #expect(lines.filter { $0.hasPrefix("stderr ") } == ["stderr e"])
+        #expect(adopted.texts.isEmpty)
     }
 }

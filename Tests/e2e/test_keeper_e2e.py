@@ -4,8 +4,8 @@ variants, `systemctl restart taskd` and `kill -9` of the main process followed b
 `Restart=on-failure`: 50 command runs whose output lines carry sequence numbers (each printing
 until a gate the test opens after the new taskd is up, then 1-10 s more), two budget runs and 5
 `wake --wait` watchers. Every run reaches its real exit status, no run starts twice, no output line
-is repeated (none is lost at a restart; at a kill -9 at most the few lines the killed taskd had
-queued), the budgets end at their original deadlines within 50 ms, the watchers end with the true
+is lost or repeated (the keeper journals the lines, from entries taskd makes, and only then takes
+them out of the pipes), the budgets end at their original deadlines within 50 ms, the watchers end with the true
 outcomes."""
 import json
 import subprocess
@@ -82,11 +82,7 @@ def test_command_runs_outlive_a_restart_and_a_kill_of_taskd(container, how):
             seen = lines.get(started[name], [])
             assert seen == sorted(set(seen)) and seen[0] == 1 and len(seen) >= n, f"{name}: no line twice, in order"
             missing = sorted(set(range(1, seen[-1] + 1)) - set(seen))
-            if how == "restart":
-                assert not missing, f"{name}: lines missing {missing}"
-            elif missing:
-                assert len(missing) <= 3 and missing == list(range(missing[0], missing[-1] + 1)), \
-                    f"{name}: lines missing {missing}"
+            assert not missing, f"{name}: lines missing {missing}"
         ids = set(started.values())
         assert sorted(e["TASK_RUN_ID"] for e in log if e.get("MESSAGE_ID") == STARTED and e["TASK_RUN_ID"] in ids) \
             == sorted(ids), "each run started once"

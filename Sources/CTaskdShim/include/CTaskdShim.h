@@ -117,18 +117,28 @@ const char *taskd_version(void);
    `struct taskd_keeper_message`, a SPAWN request followed by its strings, with file descriptors
    passed alongside (SCM_RIGHTS). docs/run-life.md, "Runs that outlive taskd". */
 enum taskd_keeper_type {
-    TASKD_KEEPER_SPAWN = 1,  ///< taskd → keeper: run_id, identity, then path, cwd, argv, envp, groups;
+    TASKD_KEEPER_SPAWN = 1,  ///< taskd → keeper: run_id, identity, then path, cwd, argv, envp, groups, and
+                             ///< `status` bytes of the run's snapshot, kept for the next taskd;
                              ///< fds: stdin, stdout, stderr, notify (write ends), their 3 read ends[, cgroup.procs]
     TASKD_KEEPER_SPAWNED,    ///< pid
     TASKD_KEEPER_FAILED,     ///< step, error (as taskd_spawn_as reports them)
     TASKD_KEEPER_EXITED,     ///< pid, status (a wait status), usage
     TASKD_KEEPER_RELEASE,    ///< taskd → keeper: pid; the run's end is recorded, forget it
     TASKD_KEEPER_LIST,       ///< taskd → keeper: one RUN per run held, then LIST_END
-    TASKD_KEEPER_RUN,        ///< pid, run_id, exited (status and usage then hold); fds: the 3 read ends
+    TASKD_KEEPER_RUN,        ///< pid, run_id, exited (status and usage then hold); fds: the 3 read ends;
+                             ///< payload: the snapshot SPAWN gave (none from a keeper before it)
     TASKD_KEEPER_LIST_END,
     TASKD_KEEPER_QUIT,       ///< taskd → keeper: exit now (taskd stopped, its runs ended)
-    TASKD_KEEPER_HELLO,      ///< taskd → keeper, and its answer: pid (the keeper's)
+    TASKD_KEEPER_HELLO,      ///< taskd → keeper, and its answer: pid (the keeper's), status (its protocol)
+    TASKD_KEEPER_OUTPUT,     ///< taskd → keeper: pid, step (the pipe: 0 stdout, 1 stderr), argc records in the
+                             ///< payload (each a uint32 length, then its bytes), exited (1: text for standard
+                             ///< error, 0: journald datagrams), cpu_usec (the bytes to take out of the pipe after)
+    TASKD_KEEPER_WRITTEN,    ///< keeper → taskd: the OUTPUT before is written: pid, step, cpu_usec (the bytes
+                             ///< taken out of the pipe: fewer than asked if it did not hold them)
 };
+
+/// What a keeper answers HELLO with in `status`: 1 once it takes OUTPUT (0, the field's zero, before).
+#define TASKD_KEEPER_PROTOCOL 1
 
 struct taskd_keeper_message {
     uint32_t type;
@@ -155,12 +165,19 @@ pid_t taskd_keeper_start(const char *executable, int listen_fd);
 /// Sends a SPAWN request; `fds` holds 7 descriptors, or 8 with the run's cgroup.procs last. 0 or -1 (errno).
 int taskd_keeper_request_spawn(int sock, const char *run_id, const char *path, char *const argv[],
                                char *const envp[], const char *cwd, const struct taskd_exec_identity *identity,
-                               const int *fds, int nfds);
+                               const int *fds, int nfds, const char *snapshot, size_t snapshot_length);
 /// Sends `message`, `length` bytes of `payload` after it, and `nfds` (at most 8) descriptors. 0 or -1 (errno).
 int taskd_keeper_sendmsg(int sock, const struct taskd_keeper_message *message, const char *payload, size_t length,
                          const int *fds, int nfds);
+/// Sends an OUTPUT request: `records` records in `payload`, then `consume` bytes to take from the pipe. 0 or -1.
+int taskd_keeper_send_output(int sock, pid_t pid, int pipe, int text, uint64_t consume, uint32_t records,
+                             const char *payload, size_t length);
+/// Copies up to `length` bytes from pipe `from` to pipe `to` without taking them out (tee(2), non-blocking).
+ssize_t taskd_tee(int from, int to, size_t length);
 /// Sends a message without strings or descriptors (RELEASE, LIST, QUIT). 0 or -1 (errno).
 int taskd_keeper_send(int sock, uint32_t type, pid_t pid);
-/// Receives one message (no strings: what the keeper sends), its descriptors into fds (at most 3,
-/// close-on-exec); 1, 0 at end of stream, -1 with errno (EAGAIN with `dontwait`).
-int taskd_keeper_receive(int sock, struct taskd_keeper_message *message, int fds[3], int *nfds, int dontwait);
+/// Receives one message, its descriptors into fds (at most 3, close-on-exec) and, given `payload`,
+/// what follows the message into a buffer to free (*payload NULL and *length 0 if nothing does);
+/// 1, 0 at end of stream, -1 with errno (EAGAIN with `dontwait`).
+int taskd_keeper_receive(int sock, struct taskd_keeper_message *message, int fds[3], int *nfds, int dontwait,
+                         char **payload, size_t *length);

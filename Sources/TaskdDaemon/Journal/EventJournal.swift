@@ -229,10 +229,35 @@ package struct EventJournal: Sendable {
 
     /// A line of a command's output, or the count of lines its rate limit dropped, with the run's fields.
     func output(_ output: CommandOutput, run: Run, limit: OutputRateLimit) {
+        if let entry = Self.entry(for: output, run: run, limit: limit) { backend.send(entry) }
+    }
+
+    /// How the run keeper journals a run's output: the same entries, encoded for it to write, and
+    /// written once the entries journaled before (the run's start) are handed on. Where the backend
+    /// has no such form (a test's collector), the entries are sent here and none to the keeper.
+    /// `unit`: taskd's, when the keeper lives outside it (`OBJECT_SYSTEMD_UNIT=`, which
+    /// `journalctl -u` matches in entries from root).
+    func keptOutput(of run: Run, limit: OutputRateLimit, unit: String?) -> KeptOutput {
+        let backend = self.backend
+        return KeptOutput(
+            records: { outputs in
+                let entries = outputs.compactMap { output -> LogEntry? in
+                    var entry = Self.entry(for: output, run: run, limit: limit)
+                    if let unit { entry?.set("OBJECT_SYSTEMD_UNIT", unit) }
+                    return entry
+                }
+                if let encoded = backend.encoded(entries) { return encoded }
+                entries.forEach(backend.send)
+                return ([], true)
+            },
+            afterOwnEntries: { backend.whenHandedOn($0) })
+    }
+
+    static func entry(for output: CommandOutput, run: Run, limit: OutputRateLimit) -> LogEntry? {
         var entry: LogEntry
         switch output {
         case .notification:
-            return  // progress and status, not output (the daemon hands them to the scheduler)
+            return nil  // progress and status, not output (the daemon hands them to the scheduler)
         case .line(let line):
             entry = LogEntry([("MESSAGE", line.text), ("PRIORITY", String(line.priority))])
             entry.set("TASK_STREAM", line.stream.rawValue)
@@ -249,7 +274,7 @@ package struct EventJournal: Sendable {
         entry.set("TASK_RUN_ID", run.id)
         entry.set("TASK_TRIGGER", run.trigger.rawValue)
         entry.set("TASK_ATTEMPT", String(run.attempt))
-        backend.send(entry)
+        return entry
     }
 
     /// A daemon-level event (ready, stopping, config errors, requests).

@@ -48,7 +48,7 @@ enum KeeperScope {
     }
 
     /// This process's systemd unit (`taskd.service`), from its cgroup.
-    private static func ownUnit() -> String? {
+    static func ownUnit() -> String? {
         RunCgroups.cgroup(of: getpid())?.split(separator: "/").last { $0.hasSuffix(".service") }.map(String.init)
     }
 }

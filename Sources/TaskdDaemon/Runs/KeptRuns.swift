@@ -1,5 +1,6 @@
 import TaskRuntime
 import TaskdIO
+import TaskdProtocol
 
 #if canImport(Glibc)
     import Glibc
@@ -18,8 +19,9 @@ enum KeptRuns {
         return RunKeeper.locate(beside: taskd)
     }
 
-    /// The hand-overs of `kept` whose runs `snapshots` (the previous taskd's active runs) describe.
-    /// A run it does not describe (started in the last moments before a crash) cannot be taken
+    /// The hand-overs of `kept` whose runs `snapshots` (the previous taskd's active runs) describe,
+    /// or, for a run started in the last moments before a crash, the snapshot the keeper kept from
+    /// its spawn. A run neither describes (a keeper from before it kept snapshots) cannot be taken
     /// over: its processes are killed and the keeper forgets it; the wake it answered runs again.
     static func handOvers(
         _ kept: [RunKeeper.KeptRun], snapshots: [RunSnapshot], cgroups: RunCgroups?, keeper: RunKeeper,
@@ -28,7 +30,10 @@ enum KeptRuns {
         let known = Dictionary(snapshots.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var handed: [HandedRun] = []
         for run in kept {
-            guard let snapshot = known[run.runID], run.pipes.count == 3 else {
+            let keptSnapshot = run.snapshot.flatMap {
+                try? JSONValueDecoder().decode(RunSnapshot.self, from: String(decoding: $0, as: UTF8.self))
+            }
+            guard let snapshot = known[run.runID] ?? keptSnapshot, run.pipes.count == 3 else {
                 if run.waitStatus == nil { kill(-run.pid, SIGKILL) }
                 run.pipes.forEach { close($0) }
                 keeper.release(run.pid)

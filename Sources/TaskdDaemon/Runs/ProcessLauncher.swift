@@ -1,6 +1,7 @@
 import TaskRuntime
 import TaskScheduling
 import TaskdIO
+import TaskdProtocol
 
 #if canImport(Glibc)
     import Glibc
@@ -25,12 +26,15 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
     private var keeperExecutable: String?
     /// The keeper and the runs live in a scope of their own, outside taskd's unit (`KeeperScope`).
     let runsOutliveUnit: Bool
+    /// taskd's unit, named in the output the keeper journals from that scope (`journalctl -u`).
+    private let unit: String?
 
     init(
         journal: EventJournal, stateDirectory: String, cgroups: RunCgroups?, keeper: RunKeeper? = nil,
         keeperExecutable: String? = nil, runsOutliveUnit: Bool = false
     ) {
         self.runsOutliveUnit = runsOutliveUnit
+        self.unit = runsOutliveUnit ? KeeperScope.ownUnit() : nil
         self.journal = journal
         self.stateDirectory = stateDirectory
         self.cgroups = cgroups
@@ -75,12 +79,14 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
         var cgroup: RunCgroup?
         do {
             cgroup = try makeCgroup(run, limits: spec.limits)
+            let keeper = runKeeper()
             let process = try CommandProcess.spawn(
                 argv: spec.argv,
                 environment: HandlerEnvironment.build(run: run, spec: spec, stateDirectory: stateDirectory),
                 workingDirectory: spec.workingDirectory, stdin: run.payload,
-                identity: spec.identity, outputLimit: spec.outputLimit, cgroup: cgroup, keeper: runKeeper(),
-                runID: run.id,
+                identity: spec.identity, outputLimit: spec.outputLimit, cgroup: cgroup, keeper: keeper,
+                runID: run.id, snapshot: keeper != nil ? Self.snapshot(of: run) : [],
+                keptOutput: journal.keptOutput(of: run, limit: spec.outputLimit, unit: unit),
                 onOutput: Self.output(of: run, limit: spec.outputLimit, journal: journal, reporter: reporter),
                 onExit: Self.exit(of: run, reporter: reporter))
             active[run.id] = (process, spec.killSignal)
@@ -118,10 +124,18 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
         let limit = spec?.outputLimit ?? .off
         let process = CommandProcess.adopt(
             handoff, outputLimit: limit, cgroup: cgroup, keeper: keeper,
+            keptOutput: journal.keptOutput(of: run, limit: limit, unit: unit),
             onOutput: Self.output(of: run, limit: limit, journal: journal, reporter: reporter),
             onExit: Self.exit(of: run, reporter: reporter))
         active[run.id] = (process, spec?.killSignal ?? killSignal)
         return nil
+    }
+
+    /// The run as the keeper keeps it for a taskd that starts after a crash before the list of
+    /// runs in progress (`ActiveRunsFile`, written every 10 ms) named it.
+    private static func snapshot(of run: Run) -> [UInt8] {
+        guard let snapshot = RunSnapshot(run), let json = try? JSONValueEncoder().encode(snapshot) else { return [] }
+        return Array(json.description.utf8)
     }
 
     /// Where a command's lines go: output to the journal, notify lines to the daemon.

@@ -30,6 +30,32 @@ public struct JournalLogBackend: LogBackend {
         for entry in entries { sendToJournal(entry) }
     }
 
+    /// Datagrams in journald's native protocol, if journald listens (else the fallback's form).
+    public func encoded(_ entries: [LogEntry]) -> (records: [[UInt8]], text: Bool)? {
+        guard Self.isAvailable else { return fallback.encoded(entries) }
+        return (entries.map(datagram), false)
+    }
+
+    /// One entry as journald's native protocol has it: `KEY=value` lines, and a value that holds a
+    /// newline as `KEY`, its length (64-bit little-endian) and its bytes.
+    func datagram(_ entry: LogEntry) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var fields = entry.fields
+        if entry["SYSLOG_IDENTIFIER"] == nil { fields.append(("SYSLOG_IDENTIFIER", identifier)) }
+        for (key, value) in fields {
+            bytes += key.utf8
+            if value.utf8.contains(10) {
+                bytes.append(10)
+                withUnsafeBytes(of: UInt64(value.utf8.count).littleEndian) { bytes += $0 }
+            } else {
+                bytes.append(UInt8(ascii: "="))
+            }
+            bytes += value.utf8
+            bytes.append(10)
+        }
+        return bytes
+    }
+
     private func sendToJournal(_ entry: LogEntry) {
         var fields = entry.fields
         if entry["SYSLOG_IDENTIFIER"] == nil { fields.append(("SYSLOG_IDENTIFIER", identifier)) }

@@ -13,6 +13,10 @@ public protocol LogBackend: Sendable {
     /// Calls `body` once every entry sent before this call has been handed on (to journald, to
     /// standard error, …); by default at once, for a backend that hands entries on as it is sent them.
     func whenHandedOn(_ body: @escaping @Sendable () -> Void)
+
+    /// `entries` as bytes another process writes for this backend (the run keeper): journald
+    /// datagrams, or lines of text for standard error (`text`); nil if this backend has no such form.
+    func encoded(_ entries: [LogEntry]) -> (records: [[UInt8]], text: Bool)?
 }
 
 extension LogBackend {
@@ -23,4 +27,6 @@ extension LogBackend {
     }
 
     public func whenHandedOn(_ body: @escaping @Sendable () -> Void) { body() }
+
+    public func encoded(_ entries: [LogEntry]) -> (records: [[UInt8]], text: Bool)? { nil }
 }

@@ -56,6 +56,8 @@ public final class QueuedLogBackend: LogBackend {
 
     public func send(lazy make: @escaping @Sendable () -> LogEntry) { enqueue(.lazy(make)) }
 
+    public func encoded(_ entries: [LogEntry]) -> (records: [[UInt8]], text: Bool)? { base.encoded(entries) }
+
     /// Calls `body` on the queue's thread once every entry sent before has been handed on; the
     /// queue drains at once rather than at its pace. Safe from any thread.
     public func whenHandedOn(_ body: @escaping @Sendable () -> Void) {

@@ -21,20 +21,29 @@ public struct StderrLogBackend: LogBackend {
 
     /// Writes the lines of `entries` with one write.
     public func send(batch entries: ArraySlice<LogEntry>) {
-        var text: [UInt8] = []
-        for entry in entries where entry.priority <= maxPriority {
-            let line: String
-            if entry["TASK_STREAM"] != nil, let task = entry["TASK"] {
-                let run = entry["TASK_RUN_ID"].map { String($0.prefix(8)) } ?? "?"
-                line = "\(task)[\(run)]: \(entry.message)"
-            } else {
-                line = "\(name): \(entry.message)"
-            }
-            // Most messages are one line: only those with more are split and indented.
-            text += (line.utf8.contains(10) ? line.replacingOccurrences(of: "\n", with: "\n    ") : line).utf8
-            text.append(10)
+        let text = entries.compactMap(line).joined()
+        if !text.isEmpty { FileIO.writeAll(2, Array(text)) }
+    }
+
+    /// Each entry's line, as `send` writes it.
+    public func encoded(_ entries: [LogEntry]) -> (records: [[UInt8]], text: Bool)? {
+        (entries.compactMap(line), true)
+    }
+
+    /// The entry's text and its newline; nil above `maxPriority`.
+    private func line(_ entry: LogEntry) -> [UInt8]? {
+        guard entry.priority <= maxPriority else { return nil }
+        let line: String
+        if entry["TASK_STREAM"] != nil, let task = entry["TASK"] {
+            let run = entry["TASK_RUN_ID"].map { String($0.prefix(8)) } ?? "?"
+            line = "\(task)[\(run)]: \(entry.message)"
+        } else {
+            line = "\(name): \(entry.message)"
         }
-        if !text.isEmpty { FileIO.writeAll(2, text) }
+        // Most messages are one line: only those with more are split and indented.
+        var text = Array((line.utf8.contains(10) ? line.replacingOccurrences(of: "\n", with: "\n    ") : line).utf8)
+        text.append(10)
+        return text
     }
 }
 
