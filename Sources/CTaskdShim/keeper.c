@@ -168,6 +168,11 @@ ssize_t taskd_tee(int from, int to, size_t length) {
     return n;
 }
 
+int taskd_keeper_send_note(int sock, pid_t pid, const char *snapshot, size_t length) {
+    struct taskd_keeper_message m = {.type = TASKD_KEEPER_NOTE, .pid = pid, .payload = (uint32_t)length};
+    return taskd_keeper_sendmsg(sock, &m, snapshot, length, NULL, 0);
+}
+
 int taskd_keeper_send(int sock, uint32_t type, pid_t pid) {
     struct taskd_keeper_message m = {.type = type, .pid = pid};
     return taskd_keeper_sendmsg(sock, &m, NULL, 0, NULL, 0);

@@ -21,6 +21,8 @@ public final class CommandProcess: Sendable {
     public let cgroup: RunCgroup?
     /// The run keeper, its parent, if the keeper spawned it (else taskd is).
     let keeper: RunKeeper?
+    /// Whether the run keeper is its parent.
+    public var isKept: Bool { keeper != nil }
     /// With `keeper`, how the keeper journals the output (nil: taskd reads the pipes itself).
     let keptOutput: KeptOutput?
     let state: Mutex<State>

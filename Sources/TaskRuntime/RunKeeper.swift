@@ -257,6 +257,13 @@ public final class RunKeeper: Sendable {
         return true
     }
 
+    /// Replaces what the keeper keeps with the run (`spawn`'s `snapshot`): a wake joined it.
+    public func note(_ pid: pid_t, snapshot: [UInt8]) {
+        _ = snapshot.withUnsafeBytes {
+            taskd_keeper_send_note(descriptor, pid, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count)
+        }
+    }
+
     /// The run's end is recorded (or it was killed unknown): the keeper forgets it.
     public func release(_ pid: pid_t) {
         _ = taskd_keeper_send(descriptor, TASKD_KEEPER_RELEASE.rawValue, pid)

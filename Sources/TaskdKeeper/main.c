@@ -36,6 +36,8 @@ struct run *runs;
 size_t run_count;
 static size_t run_capacity;
 int client = -1;
+/// Answers to the connection are not needed (a taskd that went away: see finish_client).
+static int unanswered;
 
 void drop_client(void) {
     if (client >= 0) close(client);
@@ -45,6 +47,7 @@ void drop_client(void) {
 int send_to_client(const struct taskd_keeper_message *m, const int *fds, int nfds) {
     if (client < 0) return -1;
     if (taskd_keeper_sendmsg(client, m, NULL, 0, fds, nfds) < 0) {
+        if (unanswered) return -1;
         drop_client();
         return -1;
     }
@@ -205,6 +208,24 @@ static void spawn(void) {
     send_to_client(&reply, NULL, 0);
 }
 
+/// NOTE: the run's snapshot, replaced.
+static void note(void) {
+    struct taskd_keeper_message m;
+    int fds[3], nfds = 0;
+    char *payload = NULL;
+    size_t length = 0;
+    if (taskd_keeper_receive(client, &m, fds, &nfds, 1, &payload, &length) <= 0) return drop_client();
+    for (int i = 0; i < nfds; i++) close(fds[i]);
+    for (size_t i = 0; i < run_count && payload; i++) {
+        if (runs[i].pid != m.pid) continue;
+        free(runs[i].snapshot);
+        runs[i].snapshot = payload;
+        runs[i].snapshot_length = length;
+        payload = NULL;
+    }
+    free(payload);
+}
+
 /// LIST: every run held, with its read ends and its status if it has ended.
 static void list(void) {
     for (size_t i = 0; i < run_count; i++) {
@@ -241,6 +262,10 @@ static int serve(void) {
         output();
         return 1;
     }
+    if (m.type == TASKD_KEEPER_NOTE) {
+        note();
+        return 1;
+    }
     int fds[3], nfds = 0;
     if (taskd_keeper_receive(client, &m, fds, &nfds, 1, NULL, NULL) <= 0) {
         drop_client();
@@ -272,6 +297,20 @@ static int serve(void) {
     }
 }
 
+/// Before the next taskd is served, what the one before sent of its runs' output and state
+/// (OUTPUT, NOTE) is done, so that the next one does not read again what it asked to write.
+static void finish_client(void) {
+    unanswered = 1;
+    while (client >= 0) {
+        struct taskd_keeper_message m;
+        ssize_t n = recv(client, &m, sizeof m, MSG_PEEK | MSG_DONTWAIT);
+        if (n < (ssize_t)sizeof m || (m.type != TASKD_KEEPER_OUTPUT && m.type != TASKD_KEEPER_NOTE)) break;
+        if (m.type == TASKD_KEEPER_OUTPUT) output();
+        else note();
+    }
+    unanswered = 0;
+}
+
 /// A new connection replaces the one before, if it comes from this user or root.
 static void accept_client(int listener) {
     int fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
@@ -282,6 +321,7 @@ static void accept_client(int listener) {
         close(fd);
         return;
     }
+    finish_client();
     drop_client();
     client = fd;
 }

@@ -76,6 +76,8 @@ struct RunKeeperTests {
         let short = try Recorder().spawn(
             ["/bin/sh", "-c", "while [ ! -e \(closed) ]; do sleep 0.02; done; echo bye; exit 4"], keeper: first,
             runID: "short")
+        // A wake joined `long`: what the keeper keeps with it is replaced.
+        first.note(long.pid, snapshot: Array(#"{"id":"long","records":2}"#.utf8))
         // As if this taskd were killed: it reads no more of the runs' pipes, its connection closes,
         // and `short` ends while no taskd is there.
         for process in [long, short] { process.handOff().pipes.forEach { close($0.fd) } }
@@ -90,8 +92,8 @@ struct RunKeeperTests {
         #expect(kept.map(\.pid) == [long.pid, short.pid])
         #expect(kept[0].waitStatus == nil && kept[1].waitStatus.map { ($0 >> 8) & 0xff } == 4)
         #expect(kept.allSatisfy { $0.pipes.count == 3 })
-        // What taskd gave with the spawn comes back whole; a run spawned without gives nothing.
-        #expect(kept[0].snapshot == Array(#"{"id":"long"}"#.utf8) && kept[1].snapshot == nil)
+        // What taskd gave with the spawn (then noted) comes back whole; a run spawned without gives nothing.
+        #expect(kept[0].snapshot == Array(#"{"id":"long","records":2}"#.utf8) && kept[1].snapshot == nil)
         let adopted = Recorder()
         let handoff = CommandHandoff(
             pid: kept[0].pid,

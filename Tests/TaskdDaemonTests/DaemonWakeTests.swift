@@ -28,6 +28,21 @@ struct DaemonWakeTests {
         #expect(try await f.status("fetch").last?.state == .completed)
     }
 
+    @Test(
+        "a wake that joins a command run is told to the launcher, with the run answering both wakes (the keeper keeps it)"
+    )
+    func joinedWakeIsTold() async throws {
+        let f = await F([F.task("fetch") { $0.overlap = .coalesce }])
+        let first = try await f.wake("fetch")
+        #expect(f.launcher.joined.isEmpty)
+        let second = try await f.wake("fetch")
+        #expect(second.map(\.runId) == first.map(\.runId) && second[0].disposition == .coalesced)
+        let store = try #require(f.store as? MemoryStore)
+        let joined = f.launcher.joined
+        #expect(joined.map(\.id) == [first[0].runId])
+        #expect(Set(joined[0].records) == Set(store.unsettledWakes.map(\.id)) && joined[0].records.count == 2)
+    }
+
     @Test("a wake naming no task throws and starts nothing")
     func unknownTarget() async throws {
         let f = await F([F.task("fetch")])

@@ -18,6 +18,7 @@ final class RecordingLauncher: CommandLauncher {
         var started: [Run] = []
         var signals: [Signal] = []
         var ended: [String] = []
+        var joined: [Run] = []
         var failing: Set<String> = []
         var waiting: [String: [CheckedContinuation<Signal, Never>]] = [:]
     }
@@ -41,6 +42,7 @@ final class RecordingLauncher: CommandLauncher {
     }
 
     func ended(_ runID: String) { state.withLock { $0.ended.append(runID) } }
+    func joined(_ run: Run) { state.withLock { $0.joined.append(run) } }
     func handOff(_ runID: String) -> (CommandHandoff, killSignal: Int32)? { nil }
     func adopt(
         _ run: Run, _ handoff: CommandHandoff, killSignal: Int32, spec: CommandSpec?, reporter: any RunReporter
@@ -54,6 +56,8 @@ final class RecordingLauncher: CommandLauncher {
 
     /// The runs the daemon said ended (and forgot), in order.
     var ended: [String] { state.withLock { $0.ended } }
+    /// The runs it was told a wake joined, as they were then.
+    var joined: [Run] { state.withLock { $0.joined } }
 
     /// Makes the starts of `task`'s runs fail, as a missing executable would.
     func failStarts(of task: String) { state.withLock { _ = $0.failing.insert(task) } }

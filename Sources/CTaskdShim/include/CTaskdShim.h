@@ -135,6 +135,7 @@ enum taskd_keeper_type {
                              ///< error, 0: journald datagrams), cpu_usec (the bytes to take out of the pipe after)
     TASKD_KEEPER_WRITTEN,    ///< keeper → taskd: the OUTPUT before is written: pid, step, cpu_usec (the bytes
                              ///< taken out of the pipe: fewer than asked if it did not hold them)
+    TASKD_KEEPER_NOTE,       ///< taskd → keeper: pid; payload: the run's snapshot now (a wake joined it)
 };
 
 /// What a keeper answers HELLO with in `status`: 1 once it takes OUTPUT (0, the field's zero, before).
@@ -172,6 +173,8 @@ int taskd_keeper_sendmsg(int sock, const struct taskd_keeper_message *message, c
 /// Sends an OUTPUT request: `records` records in `payload`, then `consume` bytes to take from the pipe. 0 or -1.
 int taskd_keeper_send_output(int sock, pid_t pid, int pipe, int text, uint64_t consume, uint32_t records,
                              const char *payload, size_t length);
+/// Sends a NOTE: the run's snapshot now. 0 or -1 (errno).
+int taskd_keeper_send_note(int sock, pid_t pid, const char *snapshot, size_t length);
 /// Copies up to `length` bytes from pipe `from` to pipe `to` without taking them out (tee(2), non-blocking).
 ssize_t taskd_tee(int from, int to, size_t length);
 /// Sends a message without strings or descriptors (RELEASE, LIST, QUIT). 0 or -1 (errno).

@@ -203,10 +203,13 @@ package actor Daemon {
                 } else if case .started(let run) = event, activeRuns != nil {
                     activeSnapshots[run.id] = RunSnapshot(run)
                     activeChanged = true
-                } else if case .coalesced(let run, _) = event, activeSnapshots[run.id] != nil {
+                } else if case .coalesced(let run, _) = event {
                     // It answers one more wake now: the next taskd that takes it over must know.
-                    activeSnapshots[run.id] = RunSnapshot(run)
-                    activeChanged = true
+                    if !run.inProcess { commands.joined(run) }
+                    if activeSnapshots[run.id] != nil {
+                        activeSnapshots[run.id] = RunSnapshot(run)
+                        activeChanged = true
+                    }
                 }
                 for observer in observers { observer.observe(event) }
             case .inhibit(let lock): inhibit(lock, hold: true)

@@ -19,6 +19,9 @@ package protocol CommandLauncher: AnyObject, Sendable {
     func adopt(
         _ run: Run, _ handoff: CommandHandoff, killSignal: Int32, spec: CommandSpec?, reporter: any RunReporter
     ) -> String?
+    /// The run answers one more wake now (it was coalesced into it): the run keeper, which keeps
+    /// the run's state for a taskd that starts after a crash, is told.
+    func joined(_ run: Run)
     /// The connection to the run keeper, for an upgrade to hand over; nil without one.
     var keeperDescriptor: Int32? { get }
     /// taskd stops and its runs have ended: the run keeper, if any, exits.
@@ -43,6 +46,7 @@ package final class NoCommandLauncher: CommandLauncher {
     }
     package func signal(_ runID: String, hard: Bool) {}
     package func ended(_ runID: String) {}
+    package func joined(_ run: Run) {}
     package func handOff(_ runID: String) -> (CommandHandoff, killSignal: Int32)? { nil }
     package func adopt(
         _ run: Run, _ handoff: CommandHandoff, killSignal: Int32, spec: CommandSpec?, reporter: any RunReporter

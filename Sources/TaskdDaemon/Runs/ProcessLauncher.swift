@@ -104,6 +104,11 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
 
     func ended(_ runID: String) { active[runID] = nil }
 
+    func joined(_ run: Run) {
+        guard let process = active[run.id]?.process, process.isKept, let keeper else { return }
+        keeper.note(process.pid, snapshot: Self.snapshot(of: run))
+    }
+
     func handOff(_ runID: String) -> (CommandHandoff, killSignal: Int32)? {
         guard let (process, killSignal) = active.removeValue(forKey: runID) else { return nil }
         return (process.handOff(), killSignal)
