@@ -38,6 +38,23 @@ final class Recorder: Sendable {
             })
     }
 
+    /// Takes over `run` from the keeper, as a taskd that starts after a crash does.
+    @discardableResult
+    func adopt(_ run: RunKeeper.KeptRun, keeper: RunKeeper, keptOutput: KeptOutput? = nil) -> CommandProcess {
+        let handoff = CommandHandoff(
+            pid: run.pid,
+            pipes: zip(run.pipes, [OutputLine.Stream.stdout, .stderr, .notify]).map {
+                CommandHandoff.Pipe(fd: $0, stream: $1)
+            }, cgroup: nil, waitStatus: run.waitStatus, kept: true)
+        return CommandProcess.adopt(
+            handoff, keeper: keeper, keptOutput: keptOutput,
+            onOutput: { if case .line(let line) = $0 { self.lines.withLock { $0.append(line) } } },
+            onExit: { t, _ in
+                self.continuation.yield(t)
+                self.continuation.finish()
+            })
+    }
+
     func termination() async -> Termination? {
         for await t in ended { return t }
         return nil

@@ -95,18 +95,7 @@ struct RunKeeperTests {
         // What taskd gave with the spawn (then noted) comes back whole; a run spawned without gives nothing.
         #expect(kept[0].snapshot == Array(#"{"id":"long","records":2}"#.utf8) && kept[1].snapshot == nil)
         let adopted = Recorder()
-        let handoff = CommandHandoff(
-            pid: kept[0].pid,
-            pipes: zip(kept[0].pipes, [OutputLine.Stream.stdout, .stderr, .notify]).map {
-                CommandHandoff.Pipe(fd: $0, stream: $1)
-            }, cgroup: nil, waitStatus: nil, kept: true)
-        _ = CommandProcess.adopt(
-            handoff, keeper: second,
-            onOutput: { if case .line(let line) = $0 { adopted.lines.withLock { $0.append(line) } } },
-            onExit: { t, _ in
-                adopted.continuation.yield(t)
-                adopted.continuation.finish()
-            })
+        adopted.adopt(kept[0], keeper: second)
         #expect(FileManager.default.createFile(atPath: gate, contents: nil))
         #expect(await adopted.termination() == .exited(3))
         #expect(adopted.texts.last == "after")
@@ -159,18 +148,7 @@ struct RunKeeperTests {
         let held = try #require(second.kept().first)
         pipes.forEach { close($0.fd) }
         let adopted = Recorder()
-        _ = CommandProcess.adopt(
-            CommandHandoff(
-                pid: held.pid,
-                pipes: zip(held.pipes, [OutputLine.Stream.stdout, .stderr, .notify]).map {
-                    CommandHandoff.Pipe(fd: $0, stream: $1)
-                }, cgroup: nil, waitStatus: held.waitStatus, kept: true),
-            keeper: second, keptOutput: kept,
-            onOutput: { if case .line(let line) = $0 { adopted.lines.withLock { $0.append(line) } } },
-            onExit: { t, _ in
-                adopted.continuation.yield(t)
-                adopted.continuation.finish()
-            })
+        adopted.adopt(held, keeper: second, keptOutput: kept)
         #expect(FileManager.default.createFile(atPath: gate, contents: nil))
         #expect(await adopted.termination() == .exited(0))
         let lines = written()

@@ -86,7 +86,7 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
                 workingDirectory: spec.workingDirectory, stdin: run.payload,
                 identity: spec.identity, outputLimit: spec.outputLimit, cgroup: cgroup, keeper: keeper,
                 runID: run.id, snapshot: keeper != nil ? Self.snapshot(of: run) : [],
-                keptOutput: journal.keptOutput(of: run, limit: spec.outputLimit, unit: unit),
+                keptOutput: keeper != nil ? journal.keptOutput(of: run, limit: spec.outputLimit, unit: unit) : nil,
                 onOutput: Self.output(of: run, limit: spec.outputLimit, journal: journal, reporter: reporter),
                 onExit: Self.exit(of: run, reporter: reporter))
             active[run.id] = (process, spec.killSignal)
