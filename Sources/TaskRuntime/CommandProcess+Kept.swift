@@ -25,7 +25,13 @@ extension CommandProcess {
         var last = false
 
         /// The keeper's index of the pipe.
-        var index: Int32 { stream == .stderr ? 1 : 0 }
+        var index: Int32 {
+            switch stream {
+            case .stdout: 0
+            case .stderr: 1
+            case .notify: 2
+            }
+        }
     }
 
     /// At most this much is read per request, and at most `keptLines` lines: a request stays well
@@ -80,7 +86,11 @@ extension CommandProcess {
             s.kept[fd]?.first = false
             return (Self.meter(lines, &s), pipe.first)
         }
-        let (records, text) = keptOutput.records(outputs)
+        // Notify lines are taskd's to act on: handled now, and taken out of the pipe after, so a
+        // taskd killed in between leaves them to the next one (at least once, never lost).
+        let notify = pipe.stream == .notify
+        if notify { outputs.forEach(onOutput) }
+        let (records, text) = notify ? ([], false) : keptOutput.records(outputs)
         let pid = self.pid
         let write: @Sendable () -> Void = { [self] in
             keeper.write(pid: pid, pipe: pipe.index, records: records, text: text, consume: consume) { [self] ok in
@@ -91,7 +101,7 @@ extension CommandProcess {
                 if ok { pumpKept(fd) } else { takeOverKept(fd) }
             }
         }
-        if first { keptOutput.afterOwnEntries(write) } else { write() }
+        if first && !notify { keptOutput.afterOwnEntries(write) } else { write() }
     }
 
     /// The leader exited: `then` once every kept pipe has had its last lines written and is closed.

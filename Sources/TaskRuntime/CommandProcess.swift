@@ -219,7 +219,7 @@ public final class CommandProcess: Sendable {
         let onOutput = self.onOutput
         for (fd, stream, unfinished) in pipes {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            if keptOutput != nil, stream != .notify {
+            if keptOutput != nil {
                 watchKept(fd, stream: stream, prefix: unfinished)
                 continue
             }

@@ -216,7 +216,7 @@ public final class RunKeeper: Sendable {
     }
 
     /// Has the keeper write `records` (a `KeptOutput`'s) and then take `consume` bytes out of the
-    /// run's pipe (`pipe`: 0 standard output, 1 standard error); `done` is called on the loop,
+    /// run's pipe (`pipe`: 0 standard output, 1 standard error, 2 notify); `done` is called on the loop,
     /// with false if the keeper went away first or could not take those bytes. One request is with
     /// the keeper at a time.
     func write(
@@ -304,7 +304,8 @@ public final class RunKeeper: Sendable {
     private func wait(_ events: inout Events, _ done: (State) -> Bool) {
         while !state.withLock({ done($0) }) {
             var poll = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            _ = Glibc.poll(&poll, 1, 1000)
+            // Briefly: the event loop may read the answer first (`pump`), and that wakes no poll here.
+            _ = Glibc.poll(&poll, 1, 10)
             read(into: &events)
         }
     }

@@ -44,11 +44,12 @@ void drop_client(void) {
     client = -1;
 }
 
+static void lose_client(void);
+
 int send_to_client(const struct taskd_keeper_message *m, const int *fds, int nfds) {
     if (client < 0) return -1;
     if (taskd_keeper_sendmsg(client, m, NULL, 0, fds, nfds) < 0) {
-        if (unanswered) return -1;
-        drop_client();
+        if (!unanswered) lose_client();
         return -1;
     }
     return 0;
@@ -237,7 +238,7 @@ static void list(void) {
         m.payload = (uint32_t)runs[i].snapshot_length;
         if (client < 0) return;
         if (taskd_keeper_sendmsg(client, &m, runs[i].snapshot, runs[i].snapshot_length, fds, nfds) < 0) {
-            drop_client();
+            lose_client();
             return;
         }
     }
@@ -311,6 +312,13 @@ static void finish_client(void) {
     unanswered = 0;
 }
 
+/// The taskd served went away (an answer could not be sent, or another connected): what it sent
+/// of its runs' output and state is done first.
+static void lose_client(void) {
+    finish_client();
+    drop_client();
+}
+
 /// A new connection replaces the one before, if it comes from this user or root.
 static void accept_client(int listener) {
     int fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
@@ -321,8 +329,7 @@ static void accept_client(int listener) {
         close(fd);
         return;
     }
-    finish_client();
-    drop_client();
+    lose_client();
     client = fd;
 }
 

@@ -51,7 +51,7 @@ void output(void) {
     while (n < 0 && errno == EINTR);
     struct taskd_keeper_message m;
     memcpy(&m, buffer, sizeof m);
-    if (n != size || m.payload != (uint32_t)(size - (ssize_t)sizeof m) || m.step < 0 || m.step > 1) {
+    if (n != size || m.payload != (uint32_t)(size - (ssize_t)sizeof m) || m.step < 0 || m.step > 2) {
         free(buffer);
         return drop_client();
     }

@@ -48,7 +48,13 @@ final class Recorder: Sendable {
             }, cgroup: nil, waitStatus: run.waitStatus, kept: true)
         return CommandProcess.adopt(
             handoff, keeper: keeper, keptOutput: keptOutput,
-            onOutput: { if case .line(let line) = $0 { self.lines.withLock { $0.append(line) } } },
+            onOutput: { output in
+                switch output {
+                case .line(let line): self.lines.withLock { $0.append(line) }
+                case .notification(let line): self.notifications.withLock { $0.append(line) }
+                case .dropped: break
+                }
+            },
             onExit: { t, _ in
                 self.continuation.yield(t)
                 self.continuation.finish()

@@ -93,7 +93,9 @@ struct RunKeeperTests {
         #expect(kept[0].waitStatus == nil && kept[1].waitStatus.map { ($0 >> 8) & 0xff } == 4)
         #expect(kept.allSatisfy { $0.pipes.count == 3 })
         // What taskd gave with the spawn (then noted) comes back whole; a run spawned without gives nothing.
-        #expect(kept[0].snapshot == Array(#"{"id":"long","records":2}"#.utf8) && kept[1].snapshot == nil)
+        #expect(
+            kept[0].snapshot.map { String(decoding: $0, as: UTF8.self) } == #"{"id":"long","records":2}"#
+                && kept[1].snapshot == nil)
         let adopted = Recorder()
         adopted.adopt(kept[0], keeper: second)
         #expect(FileManager.default.createFile(atPath: gate, contents: nil))
@@ -129,7 +131,7 @@ struct RunKeeperTests {
         let process = try r.spawn(
             [
                 "/bin/sh", "-c",
-                "i=0; while [ $i -lt 300 ]; do i=$((i+1)); echo $i; [ $i -eq 150 ] && while [ ! -e \(gate) ]; do sleep 0.01; done; done; printf 301; echo e >&2; exit 0",
+                "i=0; while [ $i -lt 300 ]; do i=$((i+1)); echo $i; echo PROGRESS=$i >&3; [ $i -eq 150 ] && while [ ! -e \(gate) ]; do sleep 0.01; done; done; printf 301; echo e >&2; exit 0",
             ], keeper: first, runID: "kept", keptOutput: kept)
         func written() -> [String] {
             (try? String(contentsOfFile: out, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? []
@@ -155,5 +157,9 @@ struct RunKeeperTests {
         #expect(lines.filter { $0.hasPrefix("stdout ") } == (1...301).map { "stdout \($0)" })
         #expect(lines.filter { $0.hasPrefix("stderr ") } == ["stderr e"])
         #expect(adopted.texts.isEmpty)
+        // Notify lines go to taskd (`onOutput`), at least once across the change, none lost.
+        let notified = r.notifications.withLock { $0 } + adopted.notifications.withLock { $0 }
+        #expect(Set(notified) == Set((1...300).map { "PROGRESS=\($0)" }))
+        #expect(notified.count <= 300 + 128, "at most one request's lines twice")
     }
 }

@@ -130,7 +130,7 @@ enum taskd_keeper_type {
     TASKD_KEEPER_LIST_END,
     TASKD_KEEPER_QUIT,       ///< taskd → keeper: exit now (taskd stopped, its runs ended)
     TASKD_KEEPER_HELLO,      ///< taskd → keeper, and its answer: pid (the keeper's), status (its protocol)
-    TASKD_KEEPER_OUTPUT,     ///< taskd → keeper: pid, step (the pipe: 0 stdout, 1 stderr), argc records in the
+    TASKD_KEEPER_OUTPUT,     ///< taskd → keeper: pid, step (the pipe: 0 stdout, 1 stderr, 2 notify), argc records in the
                              ///< payload (each a uint32 length, then its bytes), exited (1: text for standard
                              ///< error, 0: journald datagrams), cpu_usec (the bytes to take out of the pipe after)
     TASKD_KEEPER_WRITTEN,    ///< keeper → taskd: the OUTPUT before is written: pid, step, cpu_usec (the bytes
