@@ -333,6 +333,11 @@ def test_each_run_gets_a_delegated_cgroup_a_setsid_escapee_dies_at_the_budget_an
     Path(f"/proc/{leader}/root/etc/taskd/tasks.d/burn.task").write_text(
         "[Task]\nKind=processing\n[Exec]\n"
         "ExecStart=/bin/sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'\n")
+    # The runs' cgroups below taskd.service itself: without the run keeper (the installed
+    # configuration turns it on; test_keeper_e2e.py and test_vm_cgroups.py cover its scope).
+    conf = Path(f"/proc/{leader}/root/etc/taskd/taskd.conf")
+    installed = conf.read_text()
+    conf.write_text(installed.replace("RunKeeper=yes", "RunKeeper=no"))
     service = "/sys/fs/cgroup/system.slice/taskd.service"
     try:
         inside(container, "systemctl", "restart", "taskd.service")
@@ -363,5 +368,6 @@ def test_each_run_gets_a_delegated_cgroup_a_setsid_escapee_dies_at_the_budget_an
         assert burned["state"] == "completed" and 50_000 < burned["cpuUSec"] < 60_000_000, burned
         assert "Used: CPU " in inside(container, TASKCTL, "status", "burn").stdout
     finally:
+        conf.write_text(installed)
         inside(container, "sh", "-c", "rm -f /etc/taskd/tasks.d/escape.task /etc/taskd/tasks.d/burn.task")
         inside(container, "systemctl", "restart", "taskd.service")

@@ -1,7 +1,8 @@
 """End to end in a QEMU virtual machine booted with its own kernel and systemd: a container shares its
 host's cgroup controllers, and a host that keeps memory, cpu, io and pids on cgroup v1 (the CI VMs do)
-leaves none to delegate. In the VM they are all on cgroup v2, so taskd.service's `Delegate=yes` hands
-them to taskd, and `MemoryMax=` and the other resource keys act for real. One boot serves the module:
+leaves none to delegate. In the VM they are all on cgroup v2, so systemd delegates them to taskd (in
+`taskd-runs.scope`, as the installed `RunKeeper=yes` has it), and `MemoryMax=` and the other
+resource keys act for real. One boot serves the module:
 the guest script below does everything, then prints its findings to a second serial port."""
 import json
 import os
@@ -16,7 +17,6 @@ from conftest import BUILD, ROOT, e2e_skip_reason  # noqa: E402
 
 HARNESS = ROOT / "Tests" / "e2e" / "vm"
 CACHE = os.environ.get("TASKD_E2E_CACHE", "/var/cache/taskd-e2e")
-SERVICE = "/sys/fs/cgroup/system.slice/taskd.service"
 
 
 SKIP = e2e_skip_reason("building the VM's disk and booting it",
@@ -46,14 +46,14 @@ printf '[Task]\nKind=processing\n[Exec]\nExecStart=/usr/local/bin/show-limits.sh
 printf '[Task]\nKind=processing\n[Exec]\nExecStart=/usr/local/bin/burn.sh\nCPUQuota=20%%\n' > quota.task
 systemctl restart taskd.service
 
-section controllers; cat /sys/fs/cgroup/system.slice/taskd.service/cgroup.controllers
-section subtree; cat /sys/fs/cgroup/system.slice/taskd.service/cgroup.subtree_control
+section controllers; cat /sys/fs/cgroup/system.slice/taskd-runs.scope/cgroup.controllers
+section subtree; cat /sys/fs/cgroup/system.slice/taskd-runs.scope/cgroup.subtree_control
 section oom; timeout 120 taskctl wake oom --wait --json
 section oom-status; taskctl status oom
 section peak; timeout 120 taskctl wake peak --wait --json
 section limits; timeout 120 taskctl wake limits --wait --json
 section quota; timeout 120 taskctl wake quota --wait --json
-section leftovers; ls /sys/fs/cgroup/system.slice/taskd.service
+section leftovers; ls /sys/fs/cgroup/system.slice/taskd-runs.scope /sys/fs/cgroup/system.slice/taskd.service
 journalctl --sync
 section journal; journalctl -u taskd -o json --no-pager
 section kernel; journalctl -k --no-pager -g 'oom|Memory cgroup' | tail -5
@@ -93,6 +93,8 @@ def journal(guest):
 
 
 def test_the_vms_cgroup_v2_has_every_controller_and_systemd_delegates_them_to_taskd(guest):
+    # The installed configuration has RunKeeper=yes: the runs live in taskd-runs.scope, which
+    # taskd asked systemd for, delegated, outside taskd.service.
     for controller in ["memory", "cpu", "io", "pids"]:
         assert controller in guest["controllers"].split(), guest["controllers"]
         # taskd enabled them for its runs, below the cgroup systemd delegated.
@@ -108,7 +110,7 @@ def test_memory_max_kills_an_allocating_command_and_the_run_fails_with_reason_oo
     assert end["TASK_OUTCOME"] == "failed" and end["TASK_FAILURE_REASON"] == "oom", end
     assert "killed at MemoryMax= (out of memory)" in guest["oom-status"], guest["oom-status"]
     # The kernel's own word for it: the OOM killer acted inside the run's memory cgroup, on dd.
-    assert f"oom_memcg=/system.slice/taskd.service/run-{run['runId']}," in guest["kernel"], guest["kernel"]
+    assert f"oom_memcg=/system.slice/taskd-runs.scope/run-{run['runId']}," in guest["kernel"], guest["kernel"]
     assert "Memory cgroup out of memory: Killed process" in guest["kernel"] and "(dd)" in guest["kernel"]
     # The run's peak is its limit's neighbourhood, not dd's 256 MiB buffer.
     assert run["memoryPeakBytes"] <= 33 * 1024 * 1024, run
