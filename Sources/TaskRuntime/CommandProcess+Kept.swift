@@ -34,9 +34,9 @@ extension CommandProcess {
         }
     }
 
-    /// At most this much is read per request, and at most `keptLines` lines: a request stays well
-    /// under a socket buffer (the entries of 128 lines of 4 KiB, about 560 KiB at worst, are a
-    /// rare case; a request of short lines is a few KiB).
+    /// At most this much is read per request, and at most `keptLines` lines: with the fields of
+    /// each entry (a few hundred bytes), a request stays under 64 KiB, well within the socket's
+    /// buffer (about 208 KiB).
     static let keptBytes = 16384
     static let keptLines = 128
 
