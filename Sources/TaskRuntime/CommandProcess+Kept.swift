@@ -93,12 +93,13 @@ extension CommandProcess {
         let (records, text) = notify ? ([], false) : keptOutput.records(outputs)
         let pid = self.pid
         let write: @Sendable () -> Void = { [self] in
-            keeper.write(pid: pid, pipe: pipe.index, records: records, text: text, consume: consume) { [self] ok in
+            keeper.write(pid: pid, pipe: pipe.index, records: records, text: text, consume: consume) { [self] result in
                 state.withLock { s in
                     s.kept[fd]?.inFlight = false
-                    s.kept[fd]?.prefix = prefixLeft
+                    if result.written { s.kept[fd]?.prefix = prefixLeft }
                 }
-                if ok { pumpKept(fd) } else { takeOverKept(fd) }
+                if result.shed > 0 { onOutput(.shed(lines: result.shed)) }
+                if result.taken { pumpKept(fd) } else { takeOverKept(fd) }
             }
         }
         if first && !notify { keptOutput.afterOwnEntries(write) } else { write() }
@@ -129,16 +130,17 @@ extension CommandProcess {
         then?()
     }
 
-    /// The keeper cannot write (it went away): taskd reads the pipe itself, as without a keeper.
+    /// The keeper cannot write (it went away, or refused the request): taskd reads the pipe
+    /// itself from now on, as without a keeper. Once the run has exited, what is left is read
+    /// where the exit is reported (`afterKept`, or the keeper's loss).
     func takeOverKept(_ fd: Int32) {
-        let (token, then) = state.withLock { s -> (UInt64?, (@Sendable () -> Void)?) in
-            guard let pipe = s.kept.removeValue(forKey: fd) else { return (nil, nil) }
+        let (token, exited, then) = state.withLock { s -> (UInt64?, Bool, (@Sendable () -> Void)?) in
+            guard let pipe = s.kept.removeValue(forKey: fd) else { return (nil, true, nil) }
             s.splitters[fd] = LineSplitter(stream: pipe.stream, pending: pipe.prefix)
-            return (s.watched.removeValue(forKey: fd), s.kept.isEmpty ? s.afterKept.take() : nil)
+            return (s.watched.removeValue(forKey: fd), s.exited, s.kept.isEmpty ? s.afterKept.take() : nil)
         }
         if let token { EventLoop.shared.deregister(fd: fd, token: token) }
-        _ = drain(fd, onOutput: onOutput)
-        closePipe(fd, onOutput: onOutput)
+        if !exited { watchDirect(fd) }
         then?()
     }
 

@@ -216,7 +216,6 @@ public final class CommandProcess: Sendable {
         usage: RunUsage? = nil
     ) {
         let loop = EventLoop.shared
-        let onOutput = self.onOutput
         for (fd, stream, unfinished) in pipes {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             if keptOutput != nil {
@@ -224,15 +223,7 @@ public final class CommandProcess: Sendable {
                 continue
             }
             state.withLock { $0.splitters[fd] = LineSplitter(stream: stream, pending: unfinished) }
-            let token = loop.register(fd: fd, events: EventLoop.readable) { [self] _ in
-                if !self.drain(fd, onOutput: onOutput) { self.closePipe(fd) }
-            }
-            if let token {
-                state.withLock { $0.watched[fd] = token }
-            } else {
-                state.withLock { _ = $0.splitters.removeValue(forKey: fd) }
-                close(fd)
-            }
+            watchDirect(fd)
         }
         if let reaped {
             let own = usage ?? Self.usage(rusage())
@@ -271,6 +262,20 @@ public final class CommandProcess: Sendable {
             var usage = rusage()
             while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
             self.exited(status: status, own: Self.usage(usage))
+        }
+    }
+
+    /// Watches a pipe taskd reads itself (its splitter in place); closed if it cannot be watched.
+    func watchDirect(_ fd: Int32) {
+        let onOutput = self.onOutput
+        let token = EventLoop.shared.register(fd: fd, events: EventLoop.readable) { [self] _ in
+            if !self.drain(fd, onOutput: onOutput) { self.closePipe(fd) }
+        }
+        if let token {
+            state.withLock { $0.watched[fd] = token }
+        } else {
+            state.withLock { _ = $0.splitters.removeValue(forKey: fd) }
+            close(fd)
         }
     }
 

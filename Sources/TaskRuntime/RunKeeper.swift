@@ -60,7 +60,17 @@ public final class RunKeeper: Sendable {
         var consume: UInt64
         var records: UInt32
         var payload: [UInt8]
-        var done: @Sendable (Bool) -> Void
+        var done: @Sendable (Written) -> Void
+    }
+
+    /// How an OUTPUT request ended: `written` (its entries, `shed` of them dropped as journald fell
+    /// behind) and `taken` (its bytes taken out of the pipe); neither if it never reached the keeper.
+    struct Written: Sendable {
+        var written: Bool
+        var taken: Bool
+        var shed: Int
+
+        static let refused = Written(written: false, taken: false, shed: 0)
     }
 
     private init(descriptor: Int32) {
@@ -211,17 +221,23 @@ public final class RunKeeper: Sendable {
     }
 
     /// Stops reporting the run's exit here (it is handed to the next image of taskd).
+    /// Its requests not yet sent are dropped (their bytes stay in the pipes, for the next image);
+    /// one the keeper works on is waited for, so the next image reads the pipes after it.
     func forget(_ pid: pid_t) {
-        _ = state.withLock { $0.onExit.removeValue(forKey: pid) }
+        let inFlight = state.withLock { s in
+            s.onExit.removeValue(forKey: pid)
+            s.writes.removeAll { $0.pid == pid }
+            return s.writing?.pid == pid
+        }
+        if inFlight { _ = self.pid }
     }
 
     /// Has the keeper write `records` (a `KeptOutput`'s) and then take `consume` bytes out of the
-    /// run's pipe (`pipe`: 0 standard output, 1 standard error, 2 notify); `done` is called on the loop,
-    /// with false if the keeper went away first or could not take those bytes. One request is with
-    /// the keeper at a time.
+    /// run's pipe (`pipe`: 0 standard output, 1 standard error, 2 notify); `done` is called on the
+    /// loop with how it went. One request is with the keeper at a time.
     func write(
         pid: pid_t, pipe: Int32, records: [[UInt8]], text: Bool, consume: Int,
-        done: @escaping @Sendable (Bool) -> Void
+        done: @escaping @Sendable (Written) -> Void
     ) {
         var payload: [UInt8] = []
         payload.reserveCapacity(records.reduce(0) { $0 + 4 + $1.count })
@@ -240,7 +256,7 @@ public final class RunKeeper: Sendable {
             }
             return !send(write, &s)
         }
-        if refused { Task(executorPreference: EventLoop.shared) { done(false) } }
+        if refused { Task(executorPreference: EventLoop.shared) { done(.refused) } }
     }
 
     /// Sends `write` and makes it the one the keeper works on; false if it could not be sent.
@@ -257,8 +273,10 @@ public final class RunKeeper: Sendable {
         return true
     }
 
-    /// Replaces what the keeper keeps with the run (`spawn`'s `snapshot`): a wake joined it.
+    /// Replaces what the keeper keeps with the run (`spawn`'s `snapshot`): a wake joined it. An
+    /// older keeper (`writesOutput` false) does not know the request, and is not sent it.
     public func note(_ pid: pid_t, snapshot: [UInt8]) {
+        guard writesOutput else { return }
         _ = snapshot.withUnsafeBytes {
             taskd_keeper_send_note(descriptor, pid, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count)
         }
@@ -277,7 +295,7 @@ public final class RunKeeper: Sendable {
     /// What reading the socket found for the runs: exits to deliver, and whether the keeper is lost.
     private struct Events {
         var exits: [(@Sendable (Int32?, RunUsage) -> Void, Int32?, RunUsage)] = []
-        var written: [(@Sendable (Bool) -> Void, Bool)] = []
+        var written: [(@Sendable (Written) -> Void, Written)] = []
         var lost: (@Sendable () -> Void)?
 
         mutating func deliver() {
@@ -341,7 +359,7 @@ public final class RunKeeper: Sendable {
                     // Every run still watched ends now, its status unknown; no output is written.
                     events.exits += s.onExit.values.map { ($0, nil, RunUsage(source: "rusage")) }
                     s.onExit = [:]
-                    events.written += ([s.writing.take()].compactMap { $0 } + s.writes).map { ($0.done, false) }
+                    events.written += ([s.writing.take()].compactMap { $0 } + s.writes).map { ($0.done, .refused) }
                     s.writes = []
                     return
                 }
@@ -372,12 +390,18 @@ public final class RunKeeper: Sendable {
                     // One for an earlier image's request (after an upgrade) matches none here.
                     guard let write = s.writing, write.pid == message.pid, write.pipe == message.step else { break }
                     // Bytes it could not take would be read and written again: taskd takes the pipe over.
-                    events.written.append((write.done, message.cpu_usec == write.consume))
+                    events.written.append(
+                        (
+                            write.done,
+                            Written(
+                                written: true, taken: message.cpu_usec == write.consume,
+                                shed: Int(max(0, message.status)))
+                        ))
                     s.writing = nil
                     while !s.writes.isEmpty {
                         let next = s.writes.removeFirst()
                         if send(next, &s) { break }
-                        events.written.append((next.done, false))
+                        events.written.append((next.done, .refused))
                     }
                 case TASKD_KEEPER_SPAWNED.rawValue, TASKD_KEEPER_FAILED.rawValue: s.reply = message
                 default: break

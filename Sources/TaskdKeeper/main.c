@@ -160,7 +160,8 @@ static void spawn(void) {
             if (complete) p += strlen(p) + 1;
         }
         const char *snapshot = p;
-        size_t snapshot_length = m.status > 0 && complete && (size_t)(end - p) >= (size_t)m.status ? (size_t)m.status : 0;
+        size_t snapshot_length =
+            m.status > 0 && complete && p <= end && (size_t)(end - p) >= (size_t)m.status ? (size_t)m.status : 0;
         if (complete && run_count == run_capacity) {
             size_t capacity = run_capacity ? run_capacity * 2 : 16;
             struct run *grown = realloc(runs, capacity * sizeof *runs);
@@ -305,9 +306,26 @@ static void finish_client(void) {
     while (client >= 0) {
         struct taskd_keeper_message m;
         ssize_t n = recv(client, &m, sizeof m, MSG_PEEK | MSG_DONTWAIT);
-        if (n < (ssize_t)sizeof m || (m.type != TASKD_KEEPER_OUTPUT && m.type != TASKD_KEEPER_NOTE)) break;
-        if (m.type == TASKD_KEEPER_OUTPUT) output();
-        else note();
+        if (n < (ssize_t)sizeof m) break;
+        if (m.type == TASKD_KEEPER_OUTPUT) {
+            output();
+            continue;
+        }
+        if (m.type == TASKD_KEEPER_NOTE) {
+            note();
+            continue;
+        }
+        // The rest is read and dropped, but for RELEASE: a run whose end it recorded is forgotten.
+        // (No SPAWN is done for a taskd that is gone, no QUIT obeyed: the next taskd decides.)
+        int fds[3], nfds = 0;
+        if (taskd_keeper_receive(client, &m, fds, &nfds, 1, NULL, NULL) <= 0) break;
+        for (int i = 0; i < nfds; i++) close(fds[i]);
+        if (m.type != TASKD_KEEPER_RELEASE) continue;
+        for (size_t i = 0; i < run_count; i++)
+            if (runs[i].pid == m.pid) {
+                forget(i);
+                break;
+            }
     }
     unanswered = 0;
 }

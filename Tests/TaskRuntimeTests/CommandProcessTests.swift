@@ -28,6 +28,7 @@ final class Recorder: Sendable {
                 switch output {
                 case .line(let line): self.lines.withLock { $0.append(line) }
                 case .dropped(let n): self.dropped.withLock { $0.append(n) }
+                case .shed: break
                 case .notification(let line): self.notifications.withLock { $0.append(line) }
                 }
             },
@@ -52,7 +53,7 @@ final class Recorder: Sendable {
                 switch output {
                 case .line(let line): self.lines.withLock { $0.append(line) }
                 case .notification(let line): self.notifications.withLock { $0.append(line) }
-                case .dropped: break
+                case .dropped, .shed: break
                 }
             },
             onExit: { t, _ in

@@ -134,7 +134,8 @@ enum taskd_keeper_type {
                              ///< payload (each a uint32 length, then its bytes), exited (1: text for standard
                              ///< error, 0: journald datagrams), cpu_usec (the bytes to take out of the pipe after)
     TASKD_KEEPER_WRITTEN,    ///< keeper → taskd: the OUTPUT before is written: pid, step, cpu_usec (the bytes
-                             ///< taken out of the pipe: fewer than asked if it did not hold them)
+                             ///< taken out of the pipe: fewer than asked if it did not hold them), status
+                             ///< (entries shed: journald took none for 100 ms)
     TASKD_KEEPER_NOTE,       ///< taskd → keeper: pid; payload: the run's snapshot now (a wake joined it)
 };
 

@@ -268,6 +268,15 @@ package struct EventJournal: Sendable {
                 "\(run.key.identifier): suppressed \(count) line(s) of output from run \(run.id) "
                     + "(LogRateLimitBurst=\(limit.burst) per LogRateLimitIntervalSec=\(limit.interval))")
             entry.set("TASK_OUTPUT_SUPPRESSED", String(count))
+        case .shed(let count):
+            // The run keeper's: journald took none of its entries for 0.1 s.
+            entry = LogEntry([
+                (
+                    "MESSAGE",
+                    "\(run.key.identifier): dropped \(count) line(s) of output from run \(run.id): journald did not "
+                        + "keep up with the run keeper"
+                ), ("PRIORITY", "4"), ("TASKD_OUTPUT_SHED", String(count)),
+            ])
         }
         entry.set("TASK", run.key.identifier)
         entry.set("TASK_KIND", run.key.kind)

@@ -33,7 +33,13 @@ enum KeptRuns {
             let keptSnapshot = run.snapshot.flatMap {
                 try? JSONValueDecoder().decode(RunSnapshot.self, from: String(decoding: $0, as: UTF8.self))
             }
-            guard let snapshot = known[run.runID] ?? keptSnapshot, run.pipes.count == 3 else {
+            // The list on disk may be up to 10 ms older than the keeper's copy: the wakes the run
+            // answers are those of both.
+            var merged = known[run.runID] ?? keptSnapshot
+            if let keptSnapshot, let records = merged?.records {
+                merged?.records = records + keptSnapshot.records.filter { !records.contains($0) }
+            }
+            guard let snapshot = merged, run.pipes.count == 3 else {
                 if run.waitStatus == nil { kill(-run.pid, SIGKILL) }
                 run.pipes.forEach { close($0) }
                 keeper.release(run.pid)

@@ -137,11 +137,16 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
     }
 
     /// The run as the keeper keeps it for a taskd that starts after a crash before the list of
-    /// runs in progress (`ActiveRunsFile`, written every 10 ms) named it.
+    /// runs in progress (`ActiveRunsFile`, written every 10 ms) named it; none past `snapshotLimit`
+    /// (a large payload): such a run relies on that list alone.
     private static func snapshot(of run: Run) -> [UInt8] {
         guard let snapshot = RunSnapshot(run), let json = try? JSONValueEncoder().encode(snapshot) else { return [] }
-        return Array(json.description.utf8)
+        let bytes = Array(json.description.utf8)
+        return bytes.count <= snapshotLimit ? bytes : []
     }
+
+    /// The largest snapshot the keeper is given: requests stay well within its socket's buffer.
+    static let snapshotLimit = 65536
 
     /// Where a command's lines go: output to the journal, notify lines to the daemon.
     private static func output(
