@@ -63,11 +63,18 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
 
     var keeperDescriptor: Int32? { keeper.flatMap { $0.isGone ? nil : $0.descriptor } }
 
-    func quitKeeper() { keeper?.quit() }
+    /// Set once taskd told the keeper to exit: its going away is then no loss.
+    private var keeperQuit = false
+
+    func quitKeeper() {
+        keeperQuit = true
+        keeper?.quit()
+    }
 
     private func watchLoss(_ keeper: RunKeeper) {
         let journal = self.journal
-        keeper.whenLost {
+        keeper.whenLost { [weak self] in
+            guard self?.keeperQuit != true else { return }
             journal.daemon(
                 .stateError, 3,
                 "taskd-keeper, the parent of the command runs, went away; a new one starts with the next run")
