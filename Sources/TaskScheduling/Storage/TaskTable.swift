@@ -60,6 +60,13 @@ package struct TaskTable: Sendable, Hashable {
     /// The tasks' states, in key order.
     package var values: [TaskState] { order.map { boxes[Int($0)].state! } }
     package var count: Int { order.count }
+
+    /// What `read` takes from each task's state, in key order, read in place: `table[key]` copies
+    /// the whole state (a retain of each of its references) and searches for the key. `read` must
+    /// not change the state; it is `inout` only so that nothing is copied.
+    package func map<T>(inPlace read: (inout TaskState) -> T) -> [T] {
+        order.map { read(&boxes[Int($0)].state!) }
+    }
     package var isEmpty: Bool { order.isEmpty }
 
     /// The keys of the tasks whose identifier is `identifier` (one per kind), in key order.

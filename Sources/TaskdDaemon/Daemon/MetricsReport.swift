@@ -7,7 +7,11 @@ enum MetricsReport {
     static func render(_ scheduler: Scheduler, counters: MetricCounters, now: ClockReading, prometheus: Bool = false)
         -> [UInt8]
     {
-        let keys = scheduler.tasks.keys.sorted()
+        // One pass over the tasks, in key order, reading each state in place.
+        let tasks = scheduler.tasks.map(inPlace: {
+            ($0.definition.key, $0.definition.handler.label, $0.nextElapseRealtime(now: now))
+        })
+        let keys = tasks.map(\.0)
         var m = OpenMetricsText(capacity: 256 + keys.count * 200, prometheus: prometheus)
         m.family("taskd_tasks", "gauge", "Tasks configured.")
         m.sample("taskd_tasks", String(keys.count))
@@ -19,13 +23,11 @@ enum MetricsReport {
         m.sample("taskd_wakes_total", String(counters.wakes))
 
         m.family("taskd_task_info", "gauge", "One per task, with its handler.")
-        for key in keys {
-            let handler = scheduler.tasks[key]?.definition.handler.label ?? ""
+        for (key, handler, _) in tasks {
             m.sample("taskd_task_info", key: key, labels: [("handler", handler)], "1")
         }
         m.family("taskd_task_next_run_timestamp_seconds", "gauge", "When a timer of the task elapses next.")
-        for key in keys {
-            guard let realtime = scheduler.tasks[key]?.nextElapseRealtime(now: now) else { continue }
+        for case (let key, _, let realtime?) in tasks {
             m.sample("taskd_task_next_run_timestamp_seconds", key: key, OpenMetricsText.seconds(realtime))
         }
         let health = keys.map { ($0, scheduler.health(of: $0)) }
