@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "CTaskdShim.h"
 #include <spawn.h>
@@ -265,6 +266,10 @@ int taskd_fix_mmap_threshold(int bytes) {
 #include <sys/xattr.h>
 long taskd_getxattr(const char *path, const char *name, void *value, unsigned long size) {
     return (long)getxattr(path, name, value, size);
+}
+
+int taskd_exchange(const char *a, const char *b) {
+    return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
 }
 
 /* taskd's version, as the binary carries it: one string behind a marker, so that a package build

@@ -142,12 +142,13 @@ def test_a_run_that_ends_while_no_taskd_runs_keeps_its_real_exit_status_and_outp
 
 def test_a_run_not_yet_in_the_list_of_runs_in_progress_is_taken_over_from_the_keepers_copy(daemon_factory, tmp_path):
     # A crash in the 10 ms before taskd writes a new run to active-runs.json: made certain here by a
-    # folder in the file's place, so it is never written. The keeper kept the run's state from its
-    # spawn, and the next taskd takes the run over from that: one start, every line, its real status.
+    # folder in the place of the file's temporary, so it is never written. The keeper kept the run's
+    # state from its spawn, and the next taskd takes the run over from that: one start, every line,
+    # its real status.
     gate = tmp_path / "gate"
     d = daemon_factory({"fresh.task": task(GATED.format(n=5, status=3, gate=gate), kind="processing")},
                        daemon_conf="[Daemon]\nRunKeeper=yes\n")
-    (d.state / "active-runs.json").mkdir(parents=True)
+    (d.state / "active-runs.json.tmp").mkdir(parents=True)
     d.start()
     run = json.loads(d.taskctl("wake", "fresh", "--json").stdout)[0]["runId"]
     wait_for(lambda: lines_of("fresh", run), what="the run's first line")

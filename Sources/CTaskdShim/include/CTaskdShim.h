@@ -108,6 +108,10 @@ int taskd_fix_mmap_threshold(int bytes);
 /// getxattr(2) (the Glibc module does not export it): the attribute's size, or -1 with errno.
 long taskd_getxattr(const char *path, const char *name, void *value, unsigned long size);
 
+/// renameat2(2) with RENAME_EXCHANGE (the Glibc module exports neither): swaps the two paths
+/// atomically; 0, or -1 with errno (EINVAL where the file system cannot).
+int taskd_exchange(const char *a, const char *b);
+
 /* taskd's version (TASKD_VERSION at build time), kept behind the marker "taskd-version:". */
 const char *taskd_version(void);
 

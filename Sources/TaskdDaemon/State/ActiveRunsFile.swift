@@ -11,14 +11,17 @@ import TaskdProtocol
 /// stop cleanly (a crash, `kill -9`): the next start records each one whose end it never saw
 /// (outcome `failed`, `failureReason` `lost`) instead of dropping it. Written off the event loop,
 /// the latest list only, at most every `interval` (a run that starts less than that before a crash
-/// may be missed), without an fsync (a crash of taskd keeps the page cache).
+/// may be missed), without an fsync (a crash of taskd keeps the page cache). While taskd runs, no
+/// run in progress is an empty list (`FileIO.rewrite` reuses the file's inode at every write); a
+/// clean stop removes the file.
 package final class ActiveRunsFile: Sendable {
     let path: String
     /// The least time between two writes, µs.
     static let interval = 10_000
     private let queue = DispatchQueue(label: "taskd.active-runs")
-    /// The list waiting to be written, and whether a write is scheduled.
-    private let waiting = Mutex<(runs: [String: RunSnapshot]?, scheduled: Bool)>((nil, false))
+    /// The list waiting to be written, whether a write is scheduled, and whether the list on disk
+    /// is empty.
+    private let waiting = Mutex<(runs: [String: RunSnapshot]?, scheduled: Bool, empty: Bool)>((nil, false, false))
     private let onProblem: @Sendable (String) -> Void
 
     package init(directory: String, onProblem: @escaping @Sendable (String) -> Void) {
@@ -54,25 +57,28 @@ package final class ActiveRunsFile: Sendable {
             return runs
         }
         guard let runs = next else { return false }
-        if runs.isEmpty {
-            if unlink(path) != 0 && errno != ENOENT { onProblem("\(path): \(String(cString: strerror(errno)))") }
-            return true
-        }
         do {
             let text = try JSONValueEncoder().encode(runs.values.sorted { $0.id < $1.id }).description
-            if let error = FileIO.replace(path, with: Array(text.utf8), sync: false) { onProblem("\(path): \(error)") }
+            if let error = FileIO.rewrite(path, with: Array(text.utf8)) { onProblem("\(path): \(error)") }
+            waiting.withLock { $0.empty = runs.isEmpty }
         } catch {
             onProblem("\(path): \(error)")
         }
         return true
     }
 
-    /// Writes the latest list now, if one waits (a clean stop's last, empty one).
-    func flush() { queue.sync { _ = writeNow() } }
+    /// Writes the latest list now, if one waits; an empty one (a clean stop's last) removes the file.
+    func flush() {
+        queue.sync {
+            writeNow()
+            if waiting.withLock({ $0.empty }), let error = FileIO.remove(path) { onProblem("\(path): \(error)") }
+        }
+    }
 
     /// The runs that were in progress when the previous taskd stopped without ending them, the file
     /// removed; and what was wrong with it, if it could not be read.
     static func take(directory: String) -> (runs: [RunSnapshot], problem: String?) {
-        RunListFile.take(directory + "/active-runs.json", lost: "the runs it named are not recorded")
+        defer { unlink(directory + "/active-runs.json.tmp") }  // the list before the last one
+        return RunListFile.take(directory + "/active-runs.json", lost: "the runs it named are not recorded")
     }
 }
