@@ -57,13 +57,15 @@ let package = Package(
         .target(
             name: "TaskdControl",
             dependencies: ["CSystemd", "CTaskdShim", "TaskdIO", "TaskdProcess", "TaskdProtocol", "TaskScheduling"]),
+        // Fleets: runs claimed across hosts through etcd (etcdctl), with leases and fence tokens.
+        .target(name: "TaskdFleet", dependencies: ["TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime"]),
         // The daemon: the orchestrator that performs the scheduler's actions, the control service,
         // the state folder and the journal's events.
         .target(
             name: "TaskdDaemon",
             dependencies: [
                 "TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdMachine",
-                "TaskdControl", "TaskdIO", "TaskdProcess",
+                "TaskdControl", "TaskdIO", "TaskdProcess", "TaskdFleet",
             ]),
         // The public API an app imports: backgroundTask(_:action:) and run().
         .target(name: "Taskd", dependencies: ["TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdIO"]),

@@ -234,6 +234,9 @@ enum Commands {
             if let r = run.cancelReason { details.append(r) }
             if let e = run.error { details.append(e) }
             if run.stale { details.append("stale") }
+            if let host = run.fleetHost {
+                details.append("on \(host)" + (run.fenceToken.map { " (fence \($0))" } ?? " (unclaimed)"))
+            }
             rows.append([
                 run.startedUSec.map(Terminal.time) ?? "-", String(run.runId.prefix(12)), run.trigger.rawValue,
                 String(run.attempt), run.state.rawValue, run.durationUSec.map { Terminal.span($0) } ?? "-",

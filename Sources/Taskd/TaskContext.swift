@@ -36,6 +36,13 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     /// wake's acknowledgement. `scheduledAt` is the same on the continuous clock.
     public var scheduledRealtimeUSec: UInt64
     public var scheduledAt: ContinuousClock.Instant
+    /// For a task with `fleet: .once` or `.max(n)`: the fence token of this host's claim on the
+    /// run (`TASKD_FENCE_TOKEN`), larger than that of any earlier claim of the slot. Write it with
+    /// the work, and refuse a write under a smaller one: a host that lost its claim may still run.
+    /// nil for `.host`, and for a run that `FleetUnavailable=local` ran unclaimed.
+    public var fenceToken: UInt64?
+    /// The host that holds the run's claim (`TASKD_FLEET_HOST`); nil for `.host`.
+    public var fleetHost: String?
     /// What the handler may ask of taskd (`scheduleNext(after:)`).
     let controls: any RunControls
 
@@ -101,6 +108,8 @@ public struct TaskContext<Payload: Sendable>: Sendable {
         let continuousNow = ContinuousClock.now
         deadline = continuousNow.advanced(by: .microseconds(Int64(clamping: left)))
         scheduledRealtimeUSec = run.scheduledRealtime
+        fenceToken = run.fenceToken
+        fleetHost = run.fleetHost
         let since = now.realtime >= run.scheduledRealtime ? now.realtime - run.scheduledRealtime : 0
         scheduledAt = continuousNow.advanced(by: .microseconds(-Int64(clamping: since)))
     }

@@ -50,12 +50,16 @@ public struct TaskDaemon: Sendable {
     /// `every:` repeats the task `interval` after each run's start (`OnUnitActiveSec=`); the first run
     /// comes `onStartup` after the daemon starts, which defaults to `interval` when `every:` is given.
     /// Pass `onStartup: .zero` to run at once.
+    ///
+    /// `fleet:` `.once` runs each calendar slot of `schedule:` on one host of the fleet, `.max(n)`
+    /// on at most n hosts at a time (`[Daemon] FleetEndpoints=`; docs/fleet.md): `context.fenceToken`
+    /// carries the claim.
     public func backgroundTask(
         _ task: BackgroundTask<Void, Void>, description: String = "", budget: Duration? = nil,
         cancelGrace: Duration? = nil, onStartup: Duration? = nil, every interval: Duration? = nil,
         schedule: [TaskSchedule] = [], requires: [TaskRequirement] = [], alerts: [TaskAlerting] = [],
         overlap: OverlapPolicy = .coalesce, maxAttempts: Int = 1, progressTimeout: Duration? = nil,
-        action: @escaping @Sendable (TaskContext<Void>) async throws -> Void
+        fleet: TaskFleet = .host, action: @escaping @Sendable (TaskContext<Void>) async throws -> Void
     ) -> TaskDaemon {
         let handler = TaskHandler { run, now, controls in
             try await action(TaskContext(run: run, payload: nil, now: now, controls: controls))
@@ -64,7 +68,7 @@ public struct TaskDaemon: Sendable {
         return register(
             task.key, handler, description: description, budget: budget, cancelGrace: cancelGrace,
             onStartup: onStartup, every: interval, schedule: schedule, requires: requires, alerts: alerts,
-            overlap: overlap, maxAttempts: maxAttempts, progressTimeout: progressTimeout)
+            overlap: overlap, maxAttempts: maxAttempts, progressTimeout: progressTimeout, fleet: fleet)
     }
 
     /// Registers a typed `action`, as SwiftUI's `BackgroundTask<Request, Response>`: each wake's
@@ -75,7 +79,7 @@ public struct TaskDaemon: Sendable {
         cancelGrace: Duration? = nil, onStartup: Duration? = nil, every interval: Duration? = nil,
         schedule: [TaskSchedule] = [], requires: [TaskRequirement] = [], alerts: [TaskAlerting] = [],
         overlap: OverlapPolicy = .coalesce, maxAttempts: Int = 1, progressTimeout: Duration? = nil,
-        action: @escaping @Sendable (TaskContext<Payload>) async throws -> Result
+        fleet: TaskFleet = .host, action: @escaping @Sendable (TaskContext<Payload>) async throws -> Result
     ) -> TaskDaemon {
         let handler = TaskHandler { run, now, controls in
             let payload = try PayloadCodec.decode(Payload.self, from: run.payload)
@@ -85,13 +89,14 @@ public struct TaskDaemon: Sendable {
         return register(
             task.key, handler, description: description, budget: budget, cancelGrace: cancelGrace,
             onStartup: onStartup, every: interval, schedule: schedule, requires: requires, alerts: alerts,
-            overlap: overlap, maxAttempts: maxAttempts, progressTimeout: progressTimeout)
+            overlap: overlap, maxAttempts: maxAttempts, progressTimeout: progressTimeout, fleet: fleet)
     }
 
     private func register(
         _ key: TaskKey, _ handler: TaskHandler, description: String, budget: Duration?, cancelGrace: Duration?,
         onStartup: Duration?, every interval: Duration?, schedule: [TaskSchedule], requires: [TaskRequirement],
-        alerts: [TaskAlerting], overlap: OverlapPolicy, maxAttempts: Int, progressTimeout: Duration?
+        alerts: [TaskAlerting], overlap: OverlapPolicy, maxAttempts: Int, progressTimeout: Duration?,
+        fleet: TaskFleet
     ) -> TaskDaemon {
         var copy = self
         var definition = TaskDefinition(
@@ -99,6 +104,7 @@ public struct TaskDaemon: Sendable {
             cancelGrace: cancelGrace.map(TimeSpan.init), onStartup: onStartup.map { [TimeSpan($0)] } ?? [],
             onUnitActive: interval.map { [TimeSpan($0)] } ?? [], handler: .swift)
         definition.overlap = overlap
+        definition.fleet = fleet
         definition.retry.maxAttempts = max(1, maxAttempts)
         definition.progressTimeout = progressTimeout.map(TimeSpan.init) ?? .zero
         for requirement in requires { requirement.apply(&definition) }

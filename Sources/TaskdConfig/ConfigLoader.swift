@@ -69,6 +69,14 @@ public enum ConfigLoader {
                             + "or OnCalendar=): it fires only after a wake; add OnStartupSec= for a first run",
                         severity: .warning))
             }
+            if definition.fleet == .once, definition.onCalendar.isEmpty {
+                // The slots hosts share are calendar elapses: interval timers differ from host to host.
+                diagnostics.append(
+                    ConfigDiagnostic(
+                        file.fleetLocation ?? at, key: "Fleet",
+                        "once needs OnCalendar=: the fleet shares calendar slots, which every host names alike"))
+                continue
+            }
             if let base, base.key != definition.key { definitions[base.key] = nil }
             fromFiles[definition.key] = path
             definitions[definition.key] = shared.share(definition)

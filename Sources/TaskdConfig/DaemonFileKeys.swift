@@ -31,12 +31,56 @@ enum DaemonFileKeys {
             "RunCgroups": { s, e throws(ConfigDiagnostic) in s.runCgroups = try Value.choice(e, ["auto", "yes", "no"])
             },
             "RunKeeper": { s, e throws(ConfigDiagnostic) in s.runKeeper = try Value.boolean(e) },
+            "FleetEndpoints": { s, e throws(ConfigDiagnostic) in
+                // Empty: no fleet (an empty assignment resets, as in systemd).
+                let endpoints = e.value.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+                for endpoint in endpoints where !isEndpoint(endpoint) {
+                    throw ConfigDiagnostic(
+                        e.location, key: e.key, "'\(endpoint)' is not an etcd endpoint (HOST:PORT or https://HOST:PORT)"
+                    )
+                }
+                s.fleet.endpoints = endpoints
+            },
+            "FleetName": { s, e throws(ConfigDiagnostic) in s.fleet.name = try fleetWord(e) },
+            "FleetHost": { s, e throws(ConfigDiagnostic) in s.fleet.host = try fleetWord(e) },
+            "FleetLeaseSec": { s, e throws(ConfigDiagnostic) in
+                s.fleet.lease = try Value.timeSpan(e, "a time span from 2 s to 1 h") {
+                    $0 >= .seconds(2) && $0 <= .seconds(3600)
+                }
+            },
+            "FleetCACert": { s, e throws(ConfigDiagnostic) in s.fleet.caCert = try Value.absolutePath(e) },
+            "FleetCert": { s, e throws(ConfigDiagnostic) in s.fleet.cert = try Value.absolutePath(e) },
+            "FleetKey": { s, e throws(ConfigDiagnostic) in s.fleet.key = try Value.absolutePath(e) },
+            "FleetEtcdctl": { s, e throws(ConfigDiagnostic) in s.fleet.etcdctl = try Value.absolutePath(e) },
         ]
     ])
 
     /// `MaxConcurrentRuns=`, `MaxConnections=`, `MaxConnectionsPerUser=`: a count from 1 to 100000.
     static func count(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> Int {
         try Value.integer(e, in: 1...100_000)
+    }
+
+    /// An etcd client URL as etcdctl takes it: `HOST:PORT`, `http://HOST:PORT` or `https://HOST:PORT`.
+    static func isEndpoint(_ text: String) -> Bool {
+        var rest = Substring(text)
+        for scheme in ["https://", "http://"] where rest.hasPrefix(scheme) { rest = rest.dropFirst(scheme.count) }
+        guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...]) else {
+            return false
+        }
+        return colon > rest.startIndex && (1...65535).contains(port) && !rest.contains("/")
+    }
+
+    /// `FleetName=`, `FleetHost=`: a word of letters, digits, `.`, `_` and `-` (a part of an etcd key).
+    static func fleetWord(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> String {
+        let allowed = e.value.utf8.allSatisfy {
+            (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0)
+                || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+        }
+        guard !e.value.isEmpty, e.value.utf8.count <= 64, allowed else {
+            throw ConfigDiagnostic(
+                e.location, key: e.key, "'\(e.value)' is not a name of letters, digits, '.', '_' and '-' (at most 64)")
+        }
+        return e.value
     }
 
     /// `IdleTimeoutSec=`, `RequestTimeoutSec=`: a finite time span above 0.

@@ -25,6 +25,8 @@ public struct DaemonSettings: Hashable, Sendable {
     public var runCgroups: String?
     /// `RunKeeper=`: command runs spawned by `taskd-keeper`, so that they outlive taskd (nil: no).
     public var runKeeper: Bool?
+    /// `FleetEndpoints=` and the other `Fleet…=` keys: the etcd cluster of `Fleet=once`/`max:N` tasks.
+    public var fleet = FleetSettings()
     /// `MetricsFile=`: where taskd keeps its metrics for node_exporter's textfile collector (nil: nowhere).
     public var metricsFile: String?
 

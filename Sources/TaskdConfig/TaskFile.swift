@@ -20,6 +20,8 @@ public struct TaskFile: Sendable {
     var supplementaryGroups: [UInt32]?
     /// Where the first `OnUnitActiveSec=`/`OnUnitInactiveSec=` is, for the warning when nothing starts it.
     var relativeTimerLocation: SourceLocation?
+    /// Where `Fleet=` was set, for the diagnostic of a `Fleet=once` with no calendar.
+    var fleetLocation: SourceLocation?
     /// The list keys given so far: the first one in a file replaces the list it starts from.
     var listsStarted: Set<String> = []
     /// The entries applied, in order, to apply again onto a Swift task's own definition.

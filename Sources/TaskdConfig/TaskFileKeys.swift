@@ -23,6 +23,17 @@ enum TaskFileKeys {
             "Overlap": { f, e throws(ConfigDiagnostic) in
                 f.definition.overlap = try Value.choice(e, "coalesce, queue or replace")
             },
+            "Fleet": { f, e throws(ConfigDiagnostic) in
+                guard let mode = FleetMode(parsing: e.value) else {
+                    throw ConfigDiagnostic(
+                        e.location, key: e.key, "'\(e.value)' is not host, once or max:N (N from 1 to 1000)")
+                }
+                f.definition.fleet = mode
+                f.fleetLocation = e.location
+            },
+            "FleetUnavailable": { f, e throws(ConfigDiagnostic) in
+                f.definition.fleetUnavailable = try Value.choice(e, "skip or local")
+            },
             "QueueLimit": { f, e throws(ConfigDiagnostic) in
                 f.definition.queueLimit = try Value.integer(e, in: 0...10_000)
             },

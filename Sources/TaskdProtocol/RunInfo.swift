@@ -50,6 +50,9 @@ public struct RunInfo: Hashable, Sendable, JSONValueConvertible {
     public var memoryPeakBytes: UInt64?
     public var ioReadBytes: UInt64?
     public var ioWriteBytes: UInt64?
+    /// For a fleet task's run: the host that held or ran its slot, and that claim's fence token.
+    public var fleetHost: String?
+    public var fenceToken: UInt64?
 
     public init(_ run: Run, disposition: WakeDisposition = .started) {
         task = run.key.identifier
@@ -77,6 +80,8 @@ public struct RunInfo: Hashable, Sendable, JSONValueConvertible {
         progressCompleted = run.progress?.completed
         progressTotal = run.progress?.total
         status = run.progress?.status
+        fleetHost = run.fleetHost
+        fenceToken = run.fenceToken
         switch run.termination {
         case .exited(let code)?: exitStatus = code
         case .signaled(let sig)?: signal = SignalNames.name(sig)
@@ -120,6 +125,8 @@ public struct RunInfo: Hashable, Sendable, JSONValueConvertible {
         o.string("error", error)
         o.int("exitStatus", exitStatus.map { Int64($0) })
         o.string("failureReason", failureReason)
+        o.int("fenceToken", fenceToken)
+        o.string("fleetHost", fleetHost)
         o.int("ioReadBytes", ioReadBytes)
         o.int("ioWriteBytes", ioWriteBytes)
         o.string("kind", kind)
@@ -185,6 +192,8 @@ public struct RunInfo: Hashable, Sendable, JSONValueConvertible {
         progressTotal = json["progressTotal"]?.intValue
         status = json["status"]?.stringValue
         failureReason = json["failureReason"]?.stringValue
+        fleetHost = json["fleetHost"]?.stringValue
+        fenceToken = number("fenceToken")
         cpuUSec = number("cpuUSec")
         memoryPeakBytes = number("memoryPeakBytes")
         ioReadBytes = number("ioReadBytes")

@@ -83,6 +83,10 @@ public enum SchedulerInterface {
           # Why a failed run failed beyond its exit: oom (its cgroup's MemoryMax=), or lost (taskd stopped
           # unexpectedly while it ran, and recorded it at its next start).
           failureReason: ?string,
+          # A fleet task's run (Fleet=once, max:N): the host that held or ran its slot, and that
+          # claim's fence token (an etcd revision: a later claim of the slot has a larger one).
+          fleetHost: ?string,
+          fenceToken: ?int,
           # What a command's run used: CPU time, peak memory, bytes read and written.
           cpuUSec: ?int,
           memoryPeakBytes: ?int,

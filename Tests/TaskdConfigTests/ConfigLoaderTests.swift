@@ -133,6 +133,23 @@ struct ConfigLoaderTests {
         #expect(config.daemon.maxConcurrentRuns == 3)
     }
 
+    @Test("Fleet=once needs OnCalendar=: said at the Fleet= line, the task left out; max:N needs none")
+    func fleetOnceNeedsACalendar() throws {
+        let f = try ConfigFixture()
+        let path = try f.write(
+            "tasks.d/t.task", "[Task]\nFleet=once\n[Timer]\nOnStartupSec=1min\n[Exec]\nExecStart=/bin/true\n")
+        try f.write("tasks.d/m.task", "[Task]\nFleet=max:3\nFleetUnavailable=local\n[Exec]\nExecStart=/bin/true\n")
+        try f.write("tasks.d/c.task", "[Task]\nFleet=once\n[Timer]\nOnCalendar=hourly\n[Exec]\nExecStart=/bin/true\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(
+            config.diagnostics.map(\.description) == [
+                "\(path):2: error: Fleet=: once needs OnCalendar=: the fleet shares calendar slots, which every host names alike"
+            ])
+        #expect(config.tasks.map(\.key.identifier) == ["c", "m"])
+        #expect(config.tasks.map(\.fleet) == [.once, .max(3)])
+        #expect(config.tasks.map(\.fleetUnavailable) == [.skip, .local])
+    }
+
     @Test("defaults: identifier from the file name, kind processing, budget by kind, grace 5 s, SIGTERM")
     func defaults() throws {
         let f = try ConfigFixture()

@@ -62,6 +62,31 @@ struct DaemonFileKeysTests {
         Row(
             key: "RunKeeper", good: "yes", sets: { $0.runKeeper = true }, bad: "perhaps",
             error: "'perhaps' is not a boolean (yes or no)"),
+        Row(
+            key: "FleetEndpoints", good: "https://10.0.0.1:2379, 10.0.0.2:2379",
+            sets: { $0.fleet.endpoints = ["https://10.0.0.1:2379", "10.0.0.2:2379"] }, bad: "https://etcd1",
+            error: "'https://etcd1' is not an etcd endpoint (HOST:PORT or https://HOST:PORT)"),
+        Row(
+            key: "FleetName", good: "prod.web", sets: { $0.fleet.name = "prod.web" }, bad: "prod/web",
+            error: "'prod/web' is not a name of letters, digits, '.', '_' and '-' (at most 64)"),
+        Row(
+            key: "FleetHost", good: "web-1", sets: { $0.fleet.host = "web-1" }, bad: "web 1",
+            error: "'web 1' is not a name of letters, digits, '.', '_' and '-' (at most 64)"),
+        Row(
+            key: "FleetLeaseSec", good: "15s", sets: { $0.fleet.lease = .seconds(15) }, bad: "1s",
+            error: "'1s' is not a time span from 2 s to 1 h"),
+        Row(
+            key: "FleetCACert", good: "/etc/taskd/etcd-ca.pem", sets: { $0.fleet.caCert = "/etc/taskd/etcd-ca.pem" },
+            bad: "ca.pem", error: "'ca.pem' is not an absolute path"),
+        Row(
+            key: "FleetCert", good: "/etc/taskd/etcd.pem", sets: { $0.fleet.cert = "/etc/taskd/etcd.pem" },
+            bad: "etcd.pem", error: "'etcd.pem' is not an absolute path"),
+        Row(
+            key: "FleetKey", good: "/etc/taskd/etcd.key", sets: { $0.fleet.key = "/etc/taskd/etcd.key" },
+            bad: "etcd.key", error: "'etcd.key' is not an absolute path"),
+        Row(
+            key: "FleetEtcdctl", good: "/opt/etcd/etcdctl", sets: { $0.fleet.etcdctl = "/opt/etcd/etcdctl" },
+            bad: "etcdctl", error: "'etcdctl' is not an absolute path"),
     ]
 
     @Test("every row of the table has a row here, and [Daemon] is its one section")

@@ -11,7 +11,8 @@ struct TaskFileKeysTests {
     static let samples: [String: [String: String]] = [
         "Task": [
             "Description": "d", "Kind": "appRefresh", "Identifier": "other", "RuntimeBudgetSec": "7s",
-            "CancelGraceSec": "3s", "Overlap": "queue", "QueueLimit": "3", "MaxAttempts": "4",
+            "CancelGraceSec": "3s", "Fleet": "max:2", "FleetUnavailable": "local", "Overlap": "queue",
+            "QueueLimit": "3", "MaxAttempts": "4",
             "RetryBackoffSec": "2s", "RetryBackoffMaxSec": "9s", "RetryJitter": "0.5", "RetryPreventExitStatus": "7",
             "History": "3", "ProgressTimeoutSec": "1min", "RequireACPower": "yes", "RequireBatteryNotLow": "yes",
             "MaxDeferSec": "1h", "ConditionLost": "continue", "WakeUsers": "0", "WakeGroups": "0",

@@ -27,6 +27,13 @@ public enum CancelReason: String, Hashable, Sendable, CaseIterable {
     case upgrade
     /// taskd is being restarted (`systemctl restart`): the run is cancelled, and run again after.
     case restart
+    /// Another host of the fleet holds or ran the slot (`Fleet=once`): the run does not happen here.
+    case elsewhere
+    /// The host could not renew its claim on the slot in etcd in time (a partition, a paused
+    /// process): another host may take the slot over, so this run stops.
+    case fenceLost = "fence-lost"
+    /// etcd could not be reached to claim the slot, and the task says `FleetUnavailable=skip`.
+    case fleetUnavailable = "fleet-unavailable"
 
     /// True when the run was cut short by taskd itself going away (a stop, an upgrade, a
     /// restart): its acknowledged wakes are not answered, and run again at the next start.

@@ -55,6 +55,11 @@ public struct Run: Hashable, Sendable {
     /// to be told (reports are told at most once per `Scheduler.progressInterval`).
     public var progressToldAt: UInt64?
     public var progressUntold = false
+    /// The fleet's claim on the run's slot (`Fleet=once`, `Fleet=max:N`): the host that holds or
+    /// ran it, and that claim's fence token (an etcd revision: a later claim has a larger one);
+    /// nil for a task of `Fleet=host`, and until the claim is decided.
+    public var fleetHost: String?
+    public var fenceToken: UInt64?
 
     public init(
         id: String, key: TaskKey, trigger: Trigger, attempt: Int, wakeID: String? = nil, payload: String? = nil,

@@ -12,4 +12,6 @@ public enum Trigger: String, Hashable, Sendable, CaseIterable {
     case catchup
     /// A run cut short by system sleep, an upgrade or a restart, started again after.
     case resume
+    /// A fleet slot (`Fleet=once`) whose holder lost its claim before the slot was done, taken over.
+    case takeover
 }

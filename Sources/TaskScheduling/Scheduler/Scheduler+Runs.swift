@@ -25,7 +25,9 @@ extension Scheduler {
             let supersedes = request.wakeID.map { $0 != current.wakeID } ?? (definition.overlap == .replace)
             // A payload unlike the run's is other work: it waits its turn rather than vanish into a
             // run that never sees it (a wake id alone decides, as `task(id:)` does).
-            let otherWork = request.wakeID == nil && request.payload != nil && request.payload != current.payload
+            let otherWork =
+                request.distinct
+                || (request.wakeID == nil && request.payload != nil && request.payload != current.payload)
             if !supersedes && !otherWork && (request.wakeID != nil || definition.overlap == .coalesce) {
                 current.records += request.records
                 runs[currentID] = current

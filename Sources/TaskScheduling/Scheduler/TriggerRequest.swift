@@ -10,4 +10,7 @@ struct TriggerRequest: Hashable, Sendable {
     var previousAttempt: String? = nil
     /// When the trigger was due (CLOCK_REALTIME µs); nil: now.
     var scheduled: UInt64? = nil
+    /// Work of its own (a fleet slot taken over): it never joins a run in progress, whatever
+    /// `Overlap=` says; it waits behind it.
+    var distinct = false
 }

@@ -28,6 +28,10 @@ public struct TaskOptions: Hashable, Sendable {
     public var catchUpWindow = TimeSpan.zero
     /// `Sleep=`: whether a run is cancelled before the system sleeps, or holds sleep back.
     public var sleep = SleepPolicy.cancel
+    /// `Fleet=`: on every host, once across the fleet per slot, or on at most N hosts at a time.
+    public var fleet = FleetMode.host
+    /// `FleetUnavailable=`: what a fleet run does when etcd cannot be reached.
+    public var fleetUnavailable = FleetUnavailablePolicy.skip
     /// `Overlap=`: what a trigger does when it finds a run in progress.
     public var overlap = OverlapPolicy.coalesce
     /// `QueueLimit=`: how many runs may wait behind the run in progress with `Overlap=queue`.

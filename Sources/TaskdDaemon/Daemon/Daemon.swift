@@ -1,6 +1,7 @@
 import TaskScheduling
 import TaskdConfig
 import TaskdControl
+import TaskdFleet
 import TaskdIO
 import TaskdMachine
 import TaskdProcess
@@ -44,6 +45,11 @@ package actor Daemon {
     var locksBeforeStart: [(SleepInhibitor, Bool)] = []
     let makeMachine: @Sendable (@escaping @Sendable (MachineEvent) -> Void) -> any MachinePort
     var conditions: ConditionsInUse
+    /// The fleet (made at `start`, as it reports to the daemon; nil: none), and its runs' claims;
+    /// see `Daemon+Fleet`.
+    let makeFleet: (@Sendable (@escaping @Sendable (FleetEvent) -> Void) -> any FleetPort)?
+    var fleet: (any FleetPort)?
+    var fleetRuns: [String: FleetHold] = [:]
     /// The deadline timer, armed for the scheduler's next deadline.
     var timer: (any DaemonTimer)?
     var timerDeadline: UInt64?
@@ -78,6 +84,7 @@ package actor Daemon {
         loadConfig = ports.loadConfig
         commands = ports.commands
         makeMachine = ports.machine
+        makeFleet = ports.fleet
         swift = SwiftHandlerLauncher(handlers: handlers)
         history = RunHistory(records: records, store: ports.store, tasks: config.tasks)
         watchers = RunWatchers(clock: ports.clock)
@@ -99,6 +106,7 @@ package actor Daemon {
     package func start(recovering wakes: [WakeRecord]) {
         // The conditions first: a replayed wake of a task that needs AC power waits for it.
         machine = makeMachine { [weak self] event in self?.onLoop { $0.machineChanged(event) } }
+        fleet = makeFleet? { [weak self] event in self?.onLoop { $0.fleetEvent(event) } }
         for (lock, hold) in locksBeforeStart { inhibit(lock, hold: hold) }
         locksBeforeStart = []
         watchConditions()
@@ -197,8 +205,14 @@ package actor Daemon {
                 saveHistory()
                 store.settle(ids)
             case .report(let event):
+                // A fleet run is told to have started once its claim is won (`Daemon+Fleet`).
+                if !fleetRuns.isEmpty, case .started(let run) = event, fleetRuns[run.id]?.pending == true {
+                    fleetRuns[run.id]?.startEvent = event
+                    continue
+                }
                 if case .ended(let run) = event {
                     handlerGone(run)
+                    if !fleetRuns.isEmpty, fleetRuns[run.id] != nil { fleetRunEnded(run) }
                     if activeRuns != nil, activeSnapshots.removeValue(forKey: run.id) != nil { activeChanged = true }
                 } else if case .started(let run) = event, activeRuns != nil {
                     activeSnapshots[run.id] = RunSnapshot(run)
@@ -231,6 +245,15 @@ package actor Daemon {
     /// Starts the run's handler; returns a termination if it could not start. A run of a Swift
     /// handler says so: it starts without a look at the task's definition.
     private func launch(_ run: Run) -> Termination? {
+        if let fleet, let definition = scheduler.tasks[run.key]?.definition, Self.claims(run, definition) {
+            claim(run, definition, fleet)
+            return nil
+        }
+        return launchHandler(run)
+    }
+
+    /// Starts the run's handler now, whatever its task's `Fleet=` says.
+    func launchHandler(_ run: Run) -> Termination? {
         if run.inProcess { return swift.start(run, now: clock.now(), daemon: self) }
         guard case .command(let spec)? = scheduler.tasks[run.key]?.definition.handler else {
             return .spawnFailed("unknown task")
@@ -240,6 +263,8 @@ package actor Daemon {
 
     /// Cancellation (`hard`: the hard stop) of a run's handler.
     private func signal(_ run: Run, hard: Bool) {
+        // No handler yet, its claim pending: it ends once etcd answers (`claimDecided`).
+        if !fleetRuns.isEmpty, fleetRuns[run.id]?.pending == true { return }
         switch (run.inProcess, hard) {
         case (true, false): swift.cancel(run.id)
         case (true, true): swift.abandon(run.id)

@@ -1,5 +1,6 @@
 import TaskScheduling
 import TaskdConfig
+import TaskdFleet
 import TaskdMachine
 import TaskdSystem
 
@@ -24,6 +25,9 @@ package struct DaemonPorts: Sendable {
     package var cutRuns: CutRunsFile?
     /// Where the runs in progress are kept, for a start after a crash (nil: nowhere).
     package var activeRuns: ActiveRunsFile?
+    /// Makes the fleet (`FleetEndpoints=`), which tells the daemon of lost claims and slots to take
+    /// over through the handler it is given (nil: no fleet; every task runs as `Fleet=host`).
+    package var fleet: (@Sendable (@escaping @Sendable (FleetEvent) -> Void) -> any FleetPort)?
 
     package init(
         clock: any DaemonClock, commands: any CommandLauncher,
@@ -31,8 +35,10 @@ package struct DaemonPorts: Sendable {
         store: any RunStore, journal: EventJournal, notifier: ServiceNotifier = ServiceNotifier(),
         loadConfig: @escaping @Sendable () -> LoadedConfig,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = "",
-        cutRuns: CutRunsFile? = nil, activeRuns: ActiveRunsFile? = nil
+        cutRuns: CutRunsFile? = nil, activeRuns: ActiveRunsFile? = nil,
+        fleet: (@Sendable (@escaping @Sendable (FleetEvent) -> Void) -> any FleetPort)? = nil
     ) {
+        self.fleet = fleet
         self.cutRuns = cutRuns
         self.activeRuns = activeRuns
         self.clock = clock

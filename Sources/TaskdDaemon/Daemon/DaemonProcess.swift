@@ -3,6 +3,7 @@ import TaskRuntime
 import TaskScheduling
 import TaskdConfig
 import TaskdControl
+import TaskdFleet
 import TaskdIO
 import TaskdMachine
 import TaskdProcess
@@ -183,6 +184,17 @@ package struct DaemonProcess: Sendable {
         for problem in problems + logProblems { journal.daemon(.stateError, 4, problem) }
         let swiftTasks = registrations.map(\.definition)
         let example = config.tasks.first?.key.identifier
+        let fleetSettings = config.daemon.fleet
+        let fleet = FleetSlot()
+        var makeFleet: (@Sendable (@escaping @Sendable (FleetEvent) -> Void) -> any FleetPort)?
+        if !fleetSettings.endpoints.isEmpty {
+            makeFleet = { @Sendable events in
+                let client = FleetClient(
+                    settings: fleetSettings, host: FleetClient.hostName(fleetSettings), events: events)
+                fleet.client.withLock { $0 = client }
+                return client
+            }
+        }
         let ports = DaemonPorts(
             clock: SystemClock(),
             commands: ProcessLauncher(
@@ -191,7 +203,7 @@ package struct DaemonProcess: Sendable {
             machine: { MachineWatch(onEvent: $0) }, store: store, journal: journal, notifier: notifier,
             loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks, required: required) },
             random: SystemRandom(), machineID: Self.machineID(), cutRuns: CutRunsFile(directory: stateDirectory),
-            activeRuns: activeRuns)
+            activeRuns: activeRuns, fleet: makeFleet)
         let daemon = Daemon(config: consume config, handlers: handlers, records: records, ports: ports)
         // The parsed files are garbage now: give their pages back (0.8 MiB with 10,000 tasks).
         MallocArenas.trim()
@@ -255,6 +267,8 @@ package struct DaemonProcess: Sendable {
             // Every run has ended: the keeper has nothing left to keep.
             await daemon.quitKeeper()
         }
+        // This host's claims in the fleet go now, not at the end of their lease.
+        if let client = fleet.client.withLock({ $0 }) { _ = await Thread.run { client.stop() } }
         withExtendedLifetime(clockWatcher) {}
         server.stop()
         journal.daemon(.daemonStopping, 5, "\(name) stopped")

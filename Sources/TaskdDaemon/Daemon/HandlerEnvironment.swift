@@ -46,6 +46,9 @@ enum HandlerEnvironment {
             "TASKD_NOTIFY_FD=3",
             "TASKD_SCHEDULED_USEC=\(run.scheduledRealtime)",
         ]
+        // A fleet run's claim: who holds it, and its fence token (only growing, slot by slot).
+        if let token = run.fenceToken { assignments.append("TASKD_FENCE_TOKEN=\(token)") }
+        if let host = run.fleetHost { assignments.append("TASKD_FLEET_HOST=\(host)") }
         // The names above are distinct: only the task's own assignments can repeat one.
         guard !spec.environment.isEmpty else { return assignments }
         assignments += spec.environment

@@ -55,6 +55,14 @@ enum MetricsReport {
                     String(counters.tasks[key]!.outcomes[i]))
             }
         }
+        m.family("taskd_fleet_claims", "counter", "Claims of fleet runs since taskd started, by result.")
+        for key in counted where counters.tasks[key]!.fleet.contains(where: { $0 > 0 }) {
+            for (i, result) in MetricCounters.FleetResult.allCases.enumerated() {
+                m.sample(
+                    "taskd_fleet_claims_total", key: key, labels: [("result", result.rawValue)],
+                    String(counters.tasks[key]!.fleet[i]))
+            }
+        }
         m.family("taskd_run_duration_seconds", "histogram", "How long runs ran, since taskd started.")
         for key in counted {
             let c = counters.tasks[key]!

@@ -100,6 +100,11 @@ package struct EventJournal: Sendable {
             return entry(.runCompleted, 6, "\(name): run \(short) completed in \(took)")
         case .failed:
             return entry(.runFailed, 3, "\(name): run \(short) failed (\(how)) after \(took)")
+        case .cancelled where run.cancelReason == .elsewhere:
+            let holder = run.fleetHost.map { " by \($0)" } ?? ""
+            let token = run.fenceToken.map { " (fence token \($0))" } ?? ""
+            return entry(
+                .runCancelled, 6, "\(name): run \(short) not run here: its slot is held or was run\(holder)\(token)")
         case .cancelled where run.started == nil:
             let reason = run.cancelReason?.rawValue ?? "?"
             return entry(.runCancelled, 5, "\(name): run \(short) cancelled (\(reason)) before it started")
@@ -192,6 +197,8 @@ package struct EventJournal: Sendable {
         entry.set("TASK_ATTEMPT", String(run.attempt))
         entry.set("TASK_BUDGET_USEC", String(run.budget.microseconds))
         if let wake = run.wakeID { entry.set("TASK_WAKE_ID", wake) }
+        if let host = run.fleetHost { entry.set("TASK_FLEET_HOST", host) }
+        if let token = run.fenceToken { entry.set("TASK_FENCE_TOKEN", String(token)) }
         if let outcome = run.outcome { entry.set("TASK_OUTCOME", outcome.rawValue) }
         if let duration = run.duration { entry.set("TASK_DURATION_USEC", String(duration)) }
         if let reason = run.cancelReason { entry.set("TASK_CANCEL_REASON", reason.rawValue) }

@@ -45,6 +45,9 @@ public enum MessageID: String, CaseIterable, Sendable {
     case runsResumed = "5505d9198da34b63bae876d3fc729ab6"
     case runsLost = "3e6355480e2a4a719f4b15eefbac31fe"
     case runsKept = "714d103c1a824a0680a48a51e9558755"
+    case fleetUnavailable = "2efc36c882774b548f294bb05c45459f"
+    case fleetTakeover = "24c6b926b28b42fea04c563bfdabd1c1"
+    case fenceLost = "bf7ac27c33124f79850ed56bd18e2d12"
 }
 
 extension MessageID {

@@ -1,0 +1,58 @@
+import Dispatch
+
+/// `Fleet=max:N`: at most N hosts run the task at a time (etcd's semaphore recipe). Each run puts
+/// `/taskd/NAME/max/TASK/HOST,RUN` on this host's lease; the N oldest keys (by create revision)
+/// hold the semaphore, the others wait their turn, looked at again every `pollMS`.
+extension FleetClient {
+    /// Takes one of the task's `limit` places for run `runID`; the completion comes when it holds
+    /// one (`won`, the key's revision as token) or etcd cannot be reached (`unavailable`).
+    public func acquire(task: String, limit: Int, runID: String, completion: @escaping @Sendable (FleetClaim) -> Void) {
+        let key = "\(base)/max/\(task)/\(host),\(runID)"
+        work.async { [self] in
+            if let why = backingOff() { return completion(.unavailable(why)) }
+            do throws(FleetError) {
+                let lease = try lease()
+                _ = try etcd.call(["put", key, host, "--lease=" + String(lease, radix: 16)])
+                claimFailed(false)
+                state.withLock {
+                    $0.holders[runID] = lease
+                    $0.waiting[runID] = Waiter(task: task, limit: limit, key: key, completion: completion)
+                }
+                reachable(true, why: "a claim was answered")
+                checkWaiting()
+            } catch {
+                claimFailed(true)
+                reachable(false, why: error.description)
+                completion(.unavailable(error.description))
+            }
+        }
+    }
+
+    /// The run is over (or cancelled while it waited): its place goes to the next in line.
+    public func release(task: String, runID: String) {
+        let key = "\(base)/max/\(task)/\(host),\(runID)"
+        state.withLock {
+            $0.holders[runID] = nil
+            $0.waiting[runID] = nil
+        }
+        cleanup.async { [etcd] in _ = try? etcd.call(["del", key]) }
+    }
+
+    /// Grants the waiters whose keys are now among their task's oldest; polls again while any wait.
+    private func checkWaiting() {
+        let waiting = state.withLock { $0.waiting }
+        for task in Set(waiting.values.map(\.task)) {
+            guard let keys = try? etcd.list(prefix: "\(base)/max/\(task)/") else { continue }
+            for (runID, waiter) in waiting where waiter.task == task {
+                guard let place = keys.firstIndex(where: { $0.key == waiter.key }), place < waiter.limit else {
+                    continue
+                }
+                let granted = state.withLock { $0.waiting.removeValue(forKey: runID) != nil }
+                if granted { waiter.completion(.won(token: keys[place].createRevision)) }
+            }
+        }
+        if !state.withLock({ $0.waiting.isEmpty || $0.stopped }) {
+            work.asyncAfter(deadline: .now() + .milliseconds(Self.pollMS)) { [self] in checkWaiting() }
+        }
+    }
+}

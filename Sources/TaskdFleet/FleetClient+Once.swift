@@ -1,0 +1,125 @@
+import Dispatch
+
+/// `Fleet=once`: one host runs each slot. Keys, under `/taskd/NAME/once/TASK/`:
+///   `slots/SLOT`  the claim: the holder's name, on its lease (its create revision is the token);
+///   `done/SLOT`   `HOST,TOKEN` once the slot ran: it is not claimed again (kept `retention`).
+/// SLOT is the slot's nominal time in µs, 20 digits, so that etcd's byte order is the numbers'.
+extension FleetClient {
+    /// How long a done slot is remembered, µs: a host whose timer fires that late runs it again.
+    static let retention: UInt64 = 3600 * 1_000_000
+
+    /// Claims slot `slot` of `task` for run `runID`: won only if no host holds the slot and it was
+    /// not done. A slot lost to a host that holds it is watched, and offered back
+    /// (`FleetEvent.takeOver`) if that host's claim goes before the slot is done.
+    public func claimSlot(
+        task: String, slot: UInt64, runID: String, completion: @escaping @Sendable (FleetClaim) -> Void
+    ) {
+        work.async { [self] in completion(claimNow(task: task, slot: slot, runID: runID)) }
+    }
+
+    private func claimNow(task: String, slot: UInt64, runID: String) -> FleetClaim {
+        if let why = backingOff() { return .unavailable(why) }
+        let (slotKey, doneKey) = keys(task, slot)
+        do {
+            let lease = try lease()
+            var txn = EtcdTransaction()
+            txn.created(slotKey, at: 0)
+            txn.created(doneKey, at: 0)
+            txn.success = ["put \(slotKey) \(host) --lease=\(String(lease, radix: 16))"]
+            txn.failure = ["get \(slotKey)", "get \(doneKey)"]
+            let answer = try etcd.transaction(txn)
+            claimFailed(false)
+            reachable(true, why: "a claim was answered")
+            if answer.succeeded {
+                let kept = state.withLock { s in
+                    if s.lease == lease { s.holders[runID] = lease }
+                    return s.lease == lease
+                }
+                // The lease was lost while the claim was made: the claim goes with it.
+                return kept ? .won(token: answer.revision) : .unavailable("this host's lease was lost")
+            }
+            if let holder = answer.found(0).first, holder.lease == lease, holder.value == host {
+                // This very claim, made by a try whose answer was lost (`Etcdctl.call`).
+                state.withLock { $0.holders[runID] = lease }
+                return .won(token: holder.createRevision)
+            }
+            if let holder = answer.found(0).first {
+                watch(task, slot)
+                return .lost(host: holder.value, token: holder.createRevision)
+            }
+            let done = answer.found(1).first?.value.split(separator: ",") ?? []
+            return .lost(host: done.first.map(String.init) ?? "?", token: done.count > 1 ? UInt64(done[1]) ?? 0 : 0)
+        } catch {
+            claimFailed(true)
+            reachable(false, why: error.description)
+            return .unavailable(error.description)
+        }
+    }
+
+    /// The run of a slot this host claimed ended. `ran`: its handler ran (whatever the outcome),
+    /// so the slot is done; else (cancelled before it started, its fence lost) the claim is only
+    /// given back, for another host to take over. A claim superseded since (`token` no longer the
+    /// slot's) changes nothing. Done slots older than `retention` are forgotten.
+    public func finishSlot(task: String, slot: UInt64, token: UInt64, runID: String, ran: Bool) {
+        state.withLock { _ = $0.holders.removeValue(forKey: runID) }
+        let (slotKey, doneKey) = keys(task, slot)
+        let forgotten = keys(task, slot > Self.retention ? slot - Self.retention : 0).done
+        let oldest = keys(task, 0).done
+        cleanup.async { [self] in
+            var txn = EtcdTransaction()
+            txn.created(slotKey, at: token)
+            txn.success = ["del \(slotKey)"]
+            if ran { txn.success += ["put \(doneKey) \(host),\(token)", "del \(oldest) \(forgotten)"] }
+            _ = try? etcd.transaction(txn)
+        }
+    }
+
+    /// Watches a slot lost to another host until it is done, or offered back.
+    private func watch(_ task: String, _ slot: UInt64) {
+        let start = state.withLock { s -> Bool in
+            var slots = s.watched[task, default: []]
+            slots.insert(slot)
+            // A bounded watch: the oldest slots are let go first.
+            while slots.count > 16, let oldest = slots.min() { slots.remove(oldest) }
+            s.watched[task] = slots
+            defer { s.polling = true }
+            return !s.polling
+        }
+        if start { schedulePoll() }
+    }
+
+    private func schedulePoll() {
+        work.asyncAfter(deadline: .now() + .milliseconds(Self.pollMS)) { [self] in poll() }
+    }
+
+    /// Looks at every watched slot once: done ones are let go, ones nobody holds are offered back.
+    private func poll() {
+        // etcd does not answer: nothing can be learnt now, and claims go first.
+        let watched = backingOff() == nil ? state.withLock { s in s.stopped ? [:] : s.watched } : [:]
+        for (task, slots) in watched {
+            for slot in slots.sorted() {
+                let (slotKey, doneKey) = keys(task, slot)
+                var txn = EtcdTransaction()
+                txn.success = ["get \(slotKey)", "get \(doneKey)"]
+                guard let answer = try? etcd.transaction(txn) else { continue }
+                let done = !answer.found(1).isEmpty
+                let held = !answer.found(0).isEmpty
+                if done || !held {
+                    state.withLock { _ = $0.watched[task]?.remove(slot) }
+                    if !done { events(.takeOver(task: task, slot: slot)) }
+                }
+            }
+        }
+        let more = state.withLock { s -> Bool in
+            s.watched = s.watched.filter { !$0.value.isEmpty }
+            s.polling = !s.watched.isEmpty && !s.stopped
+            return s.polling
+        }
+        if more { schedulePoll() }
+    }
+
+    private func keys(_ task: String, _ slot: UInt64) -> (slot: String, done: String) {
+        let slotText = Self.padded(slot)
+        return ("\(base)/once/\(task)/slots/\(slotText)", "\(base)/once/\(task)/done/\(slotText)")
+    }
+}

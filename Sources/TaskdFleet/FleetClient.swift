@@ -1,0 +1,231 @@
+import Dispatch
+import Synchronization
+import TaskScheduling
+import TaskdConfig
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// This host's membership of a fleet: one etcd lease (the session) that every claim of this host
+/// hangs on, renewed every third of its time; the claims on runs' slots (`+Once`, `+Max`); and the
+/// watchdog that declares the claims lost before the lease can have expired in etcd.
+///
+/// Every etcd call blocks a Dispatch queue of the client's, never the event loop or the pool:
+/// `work` (claims, the polls of slots lost to others), `cleanup` (what may wait: claims given
+/// back, slots marked done), `renewal` (the lease) and `watchdog` (its deadline), so that a slow
+/// etcd delays neither the renewal nor the deadline, and a claim waits for no cleanup.
+/// Completions and `events` are called on those queues.
+public final class FleetClient: Sendable {
+    public let host: String
+    let etcd: Etcdctl
+    /// For the renewals: shorter timeouts, so that a member that does not answer costs one retry,
+    /// not the lease.
+    private let quick: Etcdctl
+    /// `/taskd/NAME`: every key of the fleet is under it.
+    let base: String
+    /// The lease's time, seconds.
+    let ttl: Int
+    let events: @Sendable (FleetEvent) -> Void
+    let work = DispatchQueue(label: "taskd.fleet.work")
+    /// What may wait (a slot marked done, a claim given back, a lease revoked): never in front of a claim.
+    let cleanup = DispatchQueue(label: "taskd.fleet.cleanup")
+    private let renewal = DispatchQueue(label: "taskd.fleet.renewal")
+    private let watchdogQueue = DispatchQueue(label: "taskd.fleet.watchdog")
+    let state = Mutex(State())
+    /// How often a slot lost to another host is looked at again, ms (`FleetEvent.takeOver`).
+    static let pollMS = 1000
+
+    struct State: ~Copyable {
+        /// The session lease, and until when it is surely alive (monotonic µs): the time its last
+        /// renewal was sent plus the TTL etcd answered.
+        var lease: Int64?
+        var validUntil: UInt64 = 0
+        /// The runs that hold a claim, and the lease each claim hangs on.
+        var holders: [String: Int64] = [:]
+        /// Slots lost to another host, watched until done (or taken over): task → slots.
+        var watched: [String: Set<UInt64>] = [:]
+        var polling = false
+        /// `Fleet=max:N` runs waiting their turn: run id → (task, limit, key, completion).
+        var waiting: [String: Waiter] = [:]
+        var reachable = true
+        /// When etcd last failed a claim (boot-time µs): claims fail at once for `backoff` after.
+        var failedAt: UInt64?
+        var timersStarted = false
+        /// A renewal that failed is to be tried again soon.
+        var retrying = false
+        var stopped = false
+    }
+
+    struct Waiter {
+        var task: String
+        var limit: Int
+        var key: String
+        var completion: @Sendable (FleetClaim) -> Void
+    }
+
+    /// The renewal and watchdog timers (Dispatch sources are thread-safe, not `Sendable`).
+    private struct Timers: @unchecked Sendable { var sources: [any DispatchSourceTimer] = [] }
+    private let timers = Mutex(Timers())
+
+    public init(settings: FleetSettings, host: String, events: @escaping @Sendable (FleetEvent) -> Void) {
+        self.host = host
+        etcd = Etcdctl(settings, commandTimeoutMS: 1500, dialTimeoutMS: 500)
+        quick = Etcdctl(settings, commandTimeoutMS: 1000, dialTimeoutMS: 500)
+        base = "/taskd/" + settings.name
+        ttl = max(2, Int(settings.lease.microseconds / 1_000_000))
+        self.events = events
+    }
+
+    /// This host's name as `FleetHost=` gives it, else the host name.
+    public static func hostName(_ settings: FleetSettings) -> String {
+        if let host = settings.host { return host }
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(cString: buffer)
+    }
+
+    /// The session lease, granted if there is none. On `work`.
+    func lease() throws(FleetError) -> Int64 {
+        if let lease = state.withLock({ $0.lease }) { return lease }
+        let sent = Self.now()
+        let id = try etcd.grant(seconds: ttl)
+        state.withLock {
+            $0.lease = id
+            $0.validUntil = sent + UInt64(ttl) * 1_000_000
+        }
+        // Who is in the fleet, for `taskctl fleet`: a key of this host's on its lease.
+        _ = try? etcd.call(["put", "\(base)/hosts/\(host)", String(id, radix: 16), "--lease=" + String(id, radix: 16)])
+        startTimers()
+        return id
+    }
+
+    /// The renewal, every third of the lease, and the watchdog, every 100 ms.
+    private func startTimers() {
+        let start = state.withLock { s -> Bool in
+            defer { s.timersStarted = true }
+            return !s.timersStarted
+        }
+        guard start else { return }
+        let renew = DispatchSource.makeTimerSource(queue: renewal)
+        renew.schedule(deadline: .now(), repeating: .milliseconds(ttl * 1000 / 3), leeway: .milliseconds(50))
+        renew.setEventHandler { [weak self] in self?.renew() }
+        let watchdog = DispatchSource.makeTimerSource(queue: watchdogQueue)
+        watchdog.schedule(deadline: .now(), repeating: .milliseconds(100), leeway: .milliseconds(20))
+        watchdog.setEventHandler { [weak self] in self?.checkDeadline() }
+        let started = Timers(sources: [renew, watchdog])
+        timers.withLock { $0 = started }
+        renew.resume()
+        watchdog.resume()
+    }
+
+    /// Renews the lease; a renewal that fails is tried again a quarter of a second later, until
+    /// the lease is renewed or lost.
+    private func renew() {
+        guard let lease = state.withLock({ $0.stopped ? nil : $0.lease }) else { return }
+        let sent = Self.now()
+        do {
+            let left = try quick.keepAlive(lease)
+            state.withLock { s in
+                if s.lease == lease { s.validUntil = max(s.validUntil, sent + UInt64(left) * 1_000_000) }
+            }
+            reachable(true, why: "the lease was renewed")
+        } catch {
+            if error.leaseGone {
+                lose(lease, why: "etcd no longer knows this host's lease (it expired)")
+            } else {
+                reachable(false, why: error.description)
+                claimFailed(true)  // claims fail at once for a while: see `backingOff`
+                let retry = state.withLock { s -> Bool in
+                    defer { s.retrying = true }
+                    return !s.retrying
+                }
+                guard retry else { return }
+                renewal.asyncAfter(deadline: .now() + .milliseconds(250)) { [weak self] in
+                    self?.state.withLock { $0.retrying = false }
+                    self?.renew()
+                }
+            }
+        }
+    }
+
+    /// The claims are lost a third of the lease before it can have expired, unrenewed: their runs
+    /// are cancelled then, while no other host can have taken their slots yet.
+    private func checkDeadline() {
+        let margin = UInt64(ttl) * 1_000_000 / 3
+        guard let (lease, validUntil) = state.withLock({ s in s.lease.map { ($0, s.validUntil) } }),
+            Self.now() + margin >= validUntil
+        else { return }
+        lose(lease, why: "the lease was not renewed within \(ttl - ttl / 3) s of its \(ttl) s")
+    }
+
+    /// Drops `lease` (if still the session's): its claims' runs are told to stop; a new lease is
+    /// granted at the next claim. The old one is revoked if etcd can be reached, so that its slots
+    /// can be taken over before it would expire.
+    func lose(_ lease: Int64, why: String) {
+        let runs = state.withLock { s -> [String]? in
+            guard s.lease == lease else { return nil }
+            s.lease = nil
+            let runs = s.holders.filter { $0.value == lease }.map(\.key).sorted()
+            for id in runs { s.holders[id] = nil }
+            return runs
+        }
+        guard let runs else { return }
+        events(.fenceLost(runIDs: runs, why: why))
+        cleanup.async { [etcd] in try? etcd.revoke(lease) }
+    }
+
+    func reachable(_ now: Bool, why: String) {
+        let changed = state.withLock { s -> Bool in
+            defer { s.reachable = now }
+            return s.reachable != now
+        }
+        if changed { events(.reachable(now, why: why)) }
+    }
+
+    /// How long claims fail at once after etcd failed one, µs: a claim takes each member's dial
+    /// timeout when etcd is down, and slots would queue up behind it.
+    static let backoff: UInt64 = 5_000_000
+
+    /// Nil when a claim may go to etcd now; else why not (it failed less than `backoff` ago).
+    func backingOff() -> String? {
+        let now = Self.now()
+        return state.withLock { s in
+            guard let failed = s.failedAt, now < failed + Self.backoff else { return nil }
+            return
+                "etcd did not answer \((now - failed) / 1_000_000) s ago; tried again \(Self.backoff / 1_000_000) s after"
+        }
+    }
+
+    /// A claim failed (`true`) or was answered: for `backingOff`.
+    func claimFailed(_ failed: Bool) { state.withLock { $0.failedAt = failed ? Self.now() : nil } }
+
+    /// A clean stop: the timers end and the lease is revoked, so that this host's claims go now.
+    public func stop() {
+        let lease = state.withLock { s -> Int64? in
+            s.stopped = true
+            defer { s.lease = nil }
+            return s.lease
+        }
+        timers.withLock { timers in
+            for t in timers.sources { t.cancel() }
+            timers.sources = []
+        }
+        if let lease { work.sync { _ = try? etcd.revoke(lease) } }
+    }
+
+    /// `/taskd/NAME/…`: every key taskd writes, and what `taskctl fleet` lists.
+    public func list() throws(FleetError) -> [EtcdKeyValue] { try etcd.list(prefix: base + "/") }
+
+    /// 20 digits: slots order as text as they do as numbers (etcd compares values as bytes).
+    static func padded(_ value: UInt64) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+
+    static func now() -> UInt64 {
+        var t = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &t)  // counts system sleep, as the lease does
+        return UInt64(t.tv_sec) * 1_000_000 + UInt64(t.tv_nsec) / 1000
+    }
+}

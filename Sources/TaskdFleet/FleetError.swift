@@ -1,0 +1,11 @@
+/// Why etcd could not answer: unreachable, refused, or an answer taskd could not read.
+public struct FleetError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var description: String
+    /// True when etcd answered that the lease does not exist (it expired, or was revoked).
+    public var leaseGone = false
+
+    init(_ description: String, leaseGone: Bool = false) {
+        self.description = description
+        self.leaseGone = leaseGone
+    }
+}

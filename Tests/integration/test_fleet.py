@@ -1,0 +1,309 @@
+"""Fleet=once and Fleet=max:N across real taskd instances, coordinated through a real 3-member etcd
+cluster on loopback (Debian's etcd-server; taskd speaks to it through etcdctl, etcd-client).
+
+Every instance has its own state folder, socket and FleetHost=; they share the tasks. The job each
+run does appends to one log: `start SLOT TOKEN HOST NS`, then `end …`, or `cancelled …` when
+taskd cancels it (SIGTERM). The checks read that log, and the instances' journals.
+"""
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from conftest import journal, wait_for
+
+pytestmark = pytest.mark.integration
+
+ETCD = shutil.which("etcd")
+ETCDCTL = shutil.which("etcdctl")
+needs_etcd = pytest.mark.skipif(not (ETCD and ETCDCTL), reason="etcd is not installed (scripts/packages etcd-server etcd-client)")
+
+JOB = """#!/bin/sh
+# A fleet run's job: its slot, its fence token and its host, when it starts and how it ends.
+log="$1"; seconds="$2"
+trap 'echo "cancelled $TASKD_SCHEDULED_USEC ${TASKD_FENCE_TOKEN:-0} ${TASKD_FLEET_HOST:--}" >> "$log"; exit 1' TERM
+echo "start $TASKD_SCHEDULED_USEC ${TASKD_FENCE_TOKEN:-0} ${TASKD_FLEET_HOST:--} $(date +%s%N)" >> "$log"
+# "random": from 0.5 to 2.5 s.
+[ "$seconds" = random ] && seconds=$(od -An -N1 -tu1 /dev/urandom | awk '{ print 0.5 + $1 / 128 }')
+sleep "$seconds" & wait $!
+echo "end $TASKD_SCHEDULED_USEC ${TASKD_FENCE_TOKEN:-0} ${TASKD_FLEET_HOST:--} $(date +%s%N)" >> "$log"
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class EtcdCluster:
+    """Three etcd members on loopback, each a process the test can kill and start again."""
+
+    def __init__(self, folder: Path, size=3):
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.names = [f"m{i}" for i in range(size)]
+        self.client = {n: free_port() for n in self.names}
+        self.peer = {n: free_port() for n in self.names}
+        self.procs = {}
+        self.initial = ",".join(f"{n}=http://127.0.0.1:{self.peer[n]}" for n in self.names)
+        for n in self.names:
+            self.start(n)
+        wait_for(self.healthy, timeout=30, what="the etcd cluster to be healthy")
+
+    @property
+    def endpoints(self):
+        return ",".join(f"127.0.0.1:{self.client[n]}" for n in self.names)
+
+    def start(self, name):
+        log = open(self.folder / f"{name}.log", "ab")
+        self.procs[name] = subprocess.Popen(
+            [ETCD, "--name", name, "--data-dir", str(self.folder / name),
+             "--listen-client-urls", f"http://127.0.0.1:{self.client[name]}",
+             "--advertise-client-urls", f"http://127.0.0.1:{self.client[name]}",
+             "--listen-peer-urls", f"http://127.0.0.1:{self.peer[name]}",
+             "--initial-advertise-peer-urls", f"http://127.0.0.1:{self.peer[name]}",
+             "--initial-cluster", self.initial, "--initial-cluster-state", "new", "--logger", "zap",
+             "--log-outputs", "stderr"],
+            stdout=log, stderr=log)
+
+    def kill(self, name):
+        self.procs[name].kill()
+        self.procs[name].wait()
+
+    def stop_all(self):
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+    def ctl(self, *args):
+        return subprocess.run([ETCDCTL, "--endpoints", self.endpoints, *args], capture_output=True, text=True,
+                              env={**os.environ, "ETCDCTL_API": "3"}, timeout=30)
+
+    def healthy(self):
+        return self.ctl("endpoint", "health").returncode == 0
+
+
+@pytest.fixture
+def etcd(tmp_path):
+    cluster = EtcdCluster(tmp_path / "etcd")
+    yield cluster
+    cluster.stop_all()
+
+
+def conf(etcd, host, lease=4, extra=""):
+    return (f"[Daemon]\nFleetEndpoints={etcd.endpoints}\nFleetHost={host}\nFleetLeaseSec={lease}\n"
+            f"FleetName=test\n{extra}")
+
+
+def job(tmp_path, seconds):
+    path = tmp_path / "job.sh"
+    path.write_text(JOB)
+    path.chmod(0o755)
+    return f"{path} {tmp_path / 'runs.log'} {seconds}"
+
+
+def fleet_task(command, fleet="once", extra=""):
+    return (f"[Task]\nKind=processing\nFleet={fleet}\nRuntimeBudgetSec=60\nCancelGraceSec=5\n{extra}"
+            f"[Timer]\nOnCalendar=*:*:*\n[Exec]\nExecStart={command}\n")
+
+
+def read_log(tmp_path):
+    """The job's lines: (what, slot µs, token, host, ns) each."""
+    path = tmp_path / "runs.log"
+    lines = path.read_text().split("\n") if path.exists() else []
+    out = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 4:
+            out.append((parts[0], int(parts[1]), int(parts[2]) if parts[2] else 0, parts[3],
+                        int(parts[4]) if len(parts) > 4 else 0))
+    return out
+
+
+def instances(daemon_factory, etcd, tmp_path, tasks, hosts=4, lease=4, extra=""):
+    return [daemon_factory(tasks, daemon_conf=conf(etcd, f"h{i}", lease, extra)).start() for i in range(hosts)]
+
+
+@needs_etcd
+def test_fleet_once_runs_each_slot_on_one_host(daemon_factory, etcd, tmp_path):
+    # Four instances, one calendar task every second: each slot starts exactly once, on one host,
+    # with a fence token that grows slot by slot, and the end entry names the host and token.
+    hosts = instances(daemon_factory, etcd, tmp_path, {"tick.task": fleet_task(job(tmp_path, 0.2))})
+    first = time.time()
+    wait_for(lambda: len({s for w, s, *_ in read_log(tmp_path) if w == "end"}) >= 20, timeout=60,
+             what="20 slots to run")
+    # Each host's metrics count its claims; its history names who ran each slot.
+    claims = Counter()
+    for d in hosts:
+        for line in d.taskctl("metrics").stdout.splitlines():
+            if line.startswith("taskd_fleet_claims_total{"):
+                claims[line.split('result="')[1].split('"')[0]] += int(line.split()[-1])
+    assert claims["won"] >= 15 and claims["lost"] >= 3 * 15 and claims["fenced"] == 0, claims
+    history = hosts[0].taskctl("history", "tick").stdout
+    assert "elsewhere, on h" in history and "(fence " in history, history
+    for d in hosts:
+        d.stop()
+    starts = [(slot, token, host) for what, slot, token, host, _ in read_log(tmp_path) if what == "start"]
+    counts = Counter(slot for slot, _, _ in starts)
+    assert all(c == 1 for c in counts.values()), f"slots run twice: {[s for s, c in counts.items() if c > 1]}"
+    slots = sorted(counts)
+    inner = [s for s in slots if slots[0] < s < slots[-1]]
+    missing = [s for s in range(slots[0], slots[-1], 1_000_000) if s not in counts]
+    assert not missing, f"slots missed: {missing}"
+    assert len(inner) >= 15 and slots[0] / 1e6 >= first - 2
+    tokens = [token for _, token, _ in sorted(starts)]
+    assert tokens == sorted(tokens) and len(set(tokens)) == len(tokens), "fence tokens grow slot by slot"
+    assert len({host for _, _, host in starts}) >= 2, "the slots are spread over the hosts"
+    ended = journal(TASK="tick", TASK_OUTCOME="completed")
+    assert ended and all(e.get("TASK_FLEET_HOST") and e.get("TASK_FENCE_TOKEN") for e in ended)
+    elsewhere = journal(TASK="tick", TASK_CANCEL_REASON="elsewhere")
+    assert elsewhere and all(e.get("TASK_FLEET_HOST", "").startswith("h") for e in elsewhere)
+
+
+def running_host(tmp_path):
+    """The host whose job runs now (started, not ended), newest first; else the latest start's."""
+    open_runs = {}
+    latest = None
+    for what, slot, token, host, _ in read_log(tmp_path):
+        if what == "start":
+            open_runs[(slot, token)] = host
+            latest = host
+        else:
+            open_runs.pop((slot, token), None)
+    return next(reversed(open_runs.values()), latest) if open_runs else latest
+
+
+@needs_etcd
+@pytest.mark.slow
+def test_fleet_once_through_faults(daemon_factory, etcd, tmp_path):
+    # Slots every second across four instances while faults come one after another: SIGKILL of the
+    # taskd whose run is in progress (restarted a second later), SIGKILL of an etcd member (started
+    # again 3 s later), SIGSTOP of the taskd whose run is in progress for longer than the lease.
+    # A slot runs twice only under a newer fence token, taken over from the host the fault hit;
+    # at most one slot is missed per fault; a takeover comes within the lease plus 2 s.
+    each = int(os.environ.get("TASKD_FLEET_FAULTS", "10"))
+    lease = 6
+    hosts = instances(daemon_factory, etcd, tmp_path, {"tick.task": fleet_task(job(tmp_path, 1))}, lease=lease)
+    by_name = {f"h{i}": d for i, d in enumerate(hosts)}
+    rng = random.Random(46)
+    kinds = ["kill-taskd", "kill-etcd", "stop-taskd"] * each
+    rng.shuffle(kinds)
+    wait_for(lambda: len(read_log(tmp_path)) >= 6, timeout=30, what="the first runs")
+    faults = []  # (kind, when (s), host)
+    for kind in kinds:
+        time.sleep(3)
+        host = running_host(tmp_path)
+        when = time.time()
+        if kind == "kill-taskd":
+            by_name[host].proc.kill()
+            by_name[host].proc.wait()
+            time.sleep(1)
+            by_name[host].start()
+        elif kind == "kill-etcd":
+            member = rng.choice(etcd.names)
+            host = member
+            etcd.kill(member)
+            time.sleep(3)
+            etcd.start(member)
+        else:
+            by_name[host].proc.send_signal(signal.SIGSTOP)
+            time.sleep(lease + 1.5)
+            by_name[host].proc.send_signal(signal.SIGCONT)
+        faults.append((kind, when, host))
+        with open(tmp_path / "faults.log", "a") as log:  # for a failure's post-mortem
+            log.write(f"{kind} {when:.3f} {host}\n")
+        time.sleep(2)
+    time.sleep(lease + 3)
+    for d in hosts:
+        d.stop()
+    runs = read_log(tmp_path)
+    starts = defaultdict(list)
+    for what, slot, token, host, ns in runs:
+        if what == "start":
+            starts[slot].append((token, host, ns / 1e9))
+    slots = sorted(starts)
+    assert len(slots) >= 9 * len(kinds), f"{len(slots)} slots ran"
+    missing = [s for s in range(slots[0], slots[-1], 1_000_000) if s not in starts]
+    # Each missed slot is put down to the last fault before it: at most one per fault.
+    blamed = Counter(max((f for f in faults if f[1] - 1 <= s / 1e6), key=lambda f: f[1], default=None)
+                     for s in missing)
+    assert None not in blamed and max(blamed.values(), default=0) <= 1, f"slots missed: {missing}, by fault: {blamed}"
+    hit = {kind: 0 for kind in ("kill-taskd", "stop-taskd")}
+    for slot, tries in starts.items():
+        if len(tries) == 1:
+            continue
+        tries.sort()
+        for (old_token, old_host, old_at), (token, host, at) in zip(tries, tries[1:]):
+            assert token > old_token, f"slot {slot} ran again under an older token: {tries}"
+            fault = [f for f in faults if f[2] == old_host and f[0] != "kill-etcd" and old_at - 3 <= f[1] <= at]
+            assert fault, f"slot {slot} ran twice, and no fault hit {old_host} in between: {tries}"
+            assert at - fault[-1][1] <= lease + 2, f"slot {slot} was taken over {at - fault[-1][1]:.1f} s after {fault[-1]}"
+            hit[fault[-1][0]] += 1
+    # A paused holder finds its claims lost as it resumes, and says so.
+    fenced = journal(MESSAGE_ID="bf7ac27c33124f79850ed56bd18e2d12")
+    assert len(fenced) >= each, f"{len(fenced)} fence-lost entries for {each} pauses"
+    takeovers = journal(MESSAGE_ID="24c6b926b28b42fea04c563bfdabd1c1")
+    print(f"{len(slots)} slots, {len(missing)} missed, {sum(len(t) > 1 for t in starts.values())} run twice "
+          f"(taken over: {hit}), {len(fenced)} fence-lost, {len(takeovers)} takeovers, "
+          f"faults: {Counter(k for k, _, _ in faults)}")
+    assert takeovers, "slots were taken over"
+
+
+@needs_etcd
+def test_fleet_max_2_never_runs_on_more_than_2_hosts_at_once(daemon_factory, etcd, tmp_path):
+    # Four instances fire the task every second, runs of random length: at most 2 run at a time
+    # across the fleet, the others wait their turn; and 2 do run at once.
+    hosts = instances(daemon_factory, etcd, tmp_path, {"roll.task": fleet_task(job(tmp_path, "random"), "max:2")})
+    wait_for(lambda: sum(w == "end" for w, *_ in read_log(tmp_path)) >= 16, timeout=90, what="16 runs to end")
+    for d in hosts:
+        d.stop()
+    events = []
+    opened = {}
+    for what, slot, token, host, ns in read_log(tmp_path):
+        if what == "start":
+            opened[(host, token)] = ns
+            events.append((ns, 1))
+        elif what == "end" and (host, token) in opened:
+            events.append((ns, -1))
+    running = most = 0
+    for _, change in sorted(events):
+        running += change
+        most = max(most, running)
+    assert most == 2, f"at most {most} ran at once"
+    assert len(opened) >= 16 and len({host for host, _ in opened}) >= 3
+
+
+@needs_etcd
+@pytest.mark.parametrize("policy", ["skip", "local"])
+def test_fleet_unavailable_policies(daemon_factory, etcd, tmp_path, policy):
+    # etcd stopped entirely: FleetUnavailable=skip runs nothing (cancelled, fleet-unavailable),
+    # FleetUnavailable=local runs every slot here, unclaimed; both say so in the journal.
+    d = daemon_factory({"tick.task": fleet_task(job(tmp_path, 0.1), extra=f"FleetUnavailable={policy}\n")},
+                       daemon_conf=conf(etcd, "h0")).start()
+    wait_for(lambda: len(read_log(tmp_path)) >= 2, timeout=30, what="a claimed run")
+    assert all(token > 0 for _, _, token, _, _ in read_log(tmp_path))
+    etcd.stop_all()
+    down = time.time()
+    # A claim tries every member (about 2 s each when none answers), then claims fail at once.
+    after = lambda: [(what, slot, token) for what, slot, token, _, _ in read_log(tmp_path) if slot / 1e6 > down + 1]
+    if policy == "skip":
+        skipped = lambda: journal(TASK="tick", TASK_CANCEL_REASON="fleet-unavailable")
+        wait_for(lambda: len(skipped()) >= 5, timeout=40, what="5 runs skipped")
+        d.stop()
+        assert after() == [], f"runs without a claim: {after()}"
+        assert all("FleetUnavailable=skip" in e["MESSAGE"] for e in journal(MESSAGE_ID="2efc36c882774b548f294bb05c45459f",
+                                                                            TASK="tick"))
+    else:
+        wait_for(lambda: sum(what == "end" for what, _, _ in after()) >= 5, timeout=40, what="5 runs here")
+        d.stop()
+        assert all(token == 0 for _, _, token in after()), after()
+    assert journal(MESSAGE_ID="2efc36c882774b548f294bb05c45459f", TASKD_FLEET_REACHABLE="0"), "etcd's loss is journaled"
