@@ -56,8 +56,9 @@ public final class Etcdctl: Sendable {
                 let why =
                     outcome.problem ?? (errors.isEmpty ? "etcdctl exited with status \(outcome.status ?? -1)" : errors)
                 failure = FleetError(
-                    "etcd: \(endpoints[index]): \(why)", leaseGone: why.contains("requested lease not found"))
-                if failure.leaseGone { throw failure }
+                    "etcd: \(endpoints[index]): \(why)", leaseGone: why.contains("requested lease not found"),
+                    refused: why.contains("permission denied") || why.contains("authentication failed"))
+                if failure.leaseGone || failure.refused { throw failure }
                 continue
             }
             if attempt > 0 { preferred.withLock { $0 = index } }

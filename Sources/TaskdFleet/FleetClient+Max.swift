@@ -21,8 +21,8 @@ extension FleetClient {
                 reachable(true, why: "a claim was answered")
                 checkWaiting()
             } catch {
-                claimFailed(true)
-                reachable(false, why: error.description)
+                claimFailed(!error.refused)
+                if !error.refused { reachable(false, why: error.description) }
                 completion(.unavailable(error.description))
             }
         }

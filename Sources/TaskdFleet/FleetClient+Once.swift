@@ -50,8 +50,9 @@ extension FleetClient {
             let done = answer.found(1).first?.value.split(separator: ",") ?? []
             return .lost(host: done.first.map(String.init) ?? "?", token: done.count > 1 ? UInt64(done[1]) ?? 0 : 0)
         } catch {
-            claimFailed(true)
-            reachable(false, why: error.description)
+            // A refusal is an answer: etcd is reachable, and the next claim asks again.
+            claimFailed(!error.refused)
+            if !error.refused { reachable(false, why: error.description) }
             return .unavailable(error.description)
         }
     }

@@ -33,8 +33,9 @@ public final class FleetClient: Sendable {
     private let renewal = DispatchQueue(label: "taskd.fleet.renewal")
     private let watchdogQueue = DispatchQueue(label: "taskd.fleet.watchdog")
     let state = Mutex(State())
-    /// How often a slot lost to another host is looked at again, ms (`FleetEvent.takeOver`).
-    static let pollMS = 1000
+    /// How often a slot lost to another host is looked at again, and a `max:N` run waiting for a
+    /// place, ms: a takeover comes at most this long after the holder's claim expired in etcd.
+    static let pollMS = 500
 
     struct State: ~Copyable {
         /// The session lease, and until when it is surely alive (monotonic µs): the time its last

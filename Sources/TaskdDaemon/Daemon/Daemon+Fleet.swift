@@ -63,7 +63,7 @@ extension Daemon {
             let local = hold.unavailable == .local
             journal.daemon(
                 .fleetUnavailable, 4,
-                "\(run.key.identifier): run \(runID.prefix(8)): etcd could not be reached to claim it (\(why)); "
+                "\(run.key.identifier): run \(runID.prefix(8)): could not be claimed in etcd (\(why)); "
                     + (local
                         ? "it runs here unclaimed (FleetUnavailable=local)"
                         : "it does not run (FleetUnavailable=skip)"),
