@@ -77,6 +77,14 @@ public enum ConfigLoader {
                         "once needs OnCalendar=: the fleet shares calendar slots, which every host names alike"))
                 continue
             }
+            if definition.fleet != .host, daemon.fleet.endpoints.isEmpty {
+                // Loaded as written: it runs on every host until the fleet is configured.
+                diagnostics.append(
+                    ConfigDiagnostic(
+                        file.fleetLocation ?? at, key: "Fleet",
+                        "no FleetEndpoints= in taskd.conf's [Daemon]: the task runs on this host as Fleet=host would",
+                        severity: .warning))
+            }
             if let base, base.key != definition.key { definitions[base.key] = nil }
             fromFiles[definition.key] = path
             definitions[definition.key] = shared.share(definition)

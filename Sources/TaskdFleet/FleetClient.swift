@@ -201,8 +201,10 @@ public final class FleetClient: Sendable {
     /// A claim failed (`true`) or was answered: for `backingOff`.
     func claimFailed(_ failed: Bool) { state.withLock { $0.failedAt = failed ? Self.now() : nil } }
 
-    /// A clean stop: the timers end and the lease is revoked, so that this host's claims go now.
+    /// A clean stop: the runs' ends are told first (slots done, claims given back), then the
+    /// timers end and the lease is revoked, so that this host's claims go now. Blocks.
     public func stop() {
+        cleanup.sync {}
         let lease = state.withLock { s -> Int64? in
             s.stopped = true
             defer { s.lease = nil }

@@ -136,6 +136,7 @@ struct ConfigLoaderTests {
     @Test("Fleet=once needs OnCalendar=: said at the Fleet= line, the task left out; max:N needs none")
     func fleetOnceNeedsACalendar() throws {
         let f = try ConfigFixture()
+        try f.write("taskd.conf", "[Daemon]\nFleetEndpoints=127.0.0.1:2379\n")
         let path = try f.write(
             "tasks.d/t.task", "[Task]\nFleet=once\n[Timer]\nOnStartupSec=1min\n[Exec]\nExecStart=/bin/true\n")
         try f.write("tasks.d/m.task", "[Task]\nFleet=max:3\nFleetUnavailable=local\n[Exec]\nExecStart=/bin/true\n")
@@ -148,6 +149,18 @@ struct ConfigLoaderTests {
         #expect(config.tasks.map(\.key.identifier) == ["c", "m"])
         #expect(config.tasks.map(\.fleet) == [.once, .max(3)])
         #expect(config.tasks.map(\.fleetUnavailable) == [.skip, .local])
+    }
+
+    @Test("a fleet task with no FleetEndpoints=: a warning at its Fleet= line, the task loaded")
+    func fleetWithoutEndpoints() throws {
+        let f = try ConfigFixture()
+        let path = try f.write("tasks.d/m.task", "[Task]\nFleet=max:2\n[Exec]\nExecStart=/bin/true\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(
+            config.diagnostics.map(\.description) == [
+                "\(path):2: warning: Fleet=: no FleetEndpoints= in taskd.conf's [Daemon]: the task runs on this host as Fleet=host would"
+            ])
+        #expect(config.tasks.map(\.fleet) == [.max(2)])
     }
 
     @Test("defaults: identifier from the file name, kind processing, budget by kind, grace 5 s, SIGTERM")

@@ -397,3 +397,25 @@ def test_fleet_over_tls_with_client_certificates_and_an_etcd_role(daemon_factory
     finally:
         etcd.kill()
         etcd.wait()
+
+
+@needs_etcd
+def test_fleet_a_slot_cut_short_by_a_stop_is_taken_over(daemon_factory, etcd, tmp_path):
+    # The holder is stopped (SIGTERM) while it runs a slot: the run is cancelled (shutdown), the
+    # slot is given back, not marked done, and a host that lost it runs it, under a newer token.
+    hosts = instances(daemon_factory, etcd, tmp_path, {"tick.task": fleet_task(job(tmp_path, 4))}, hosts=2, lease=6)
+    wait_for(lambda: running_host(tmp_path), timeout=30, what="a run")
+    holder = running_host(tmp_path)
+    slot = [s for w, s, _, h, _ in read_log(tmp_path) if w == "start" and h == holder][-1]
+    stopped = time.time()
+    hosts[int(holder[1:])].stop()
+    wait_for(lambda: [h for w, s, _, h, _ in read_log(tmp_path) if w == "start" and s == slot and h != holder],
+             timeout=15, what="the slot taken over")
+    for d in hosts:
+        d.stop()
+    runs = [(what, token, host, ns) for what, s, token, host, ns in read_log(tmp_path) if s == slot]
+    starts = [r for r in runs if r[0] == "start"]
+    assert len(starts) == 2 and starts[1][1] > starts[0][1], runs
+    assert ("cancelled", starts[0][1], holder, 0) in runs, "the holder's run was cancelled by the stop"
+    assert starts[1][3] / 1e9 - stopped < 3, "taken over at once: the claim was given back, not left to expire"
+    assert journal(MESSAGE_ID="24c6b926b28b42fea04c563bfdabd1c1"), "the takeover is journaled"

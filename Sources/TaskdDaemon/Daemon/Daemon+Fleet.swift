@@ -94,8 +94,10 @@ extension Daemon {
     /// A fleet run ended: its slot is done (or given back), its place freed.
     func fleetRunEnded(_ run: Run) {
         guard let hold = fleetRuns.removeValue(forKey: run.id), !hold.pending else { return }
-        // A run whose fence was lost must not mark its slot done: another host may hold it now.
-        let ran = run.cancelReason != .fenceLost
+        // A run whose fence was lost must not mark its slot done (another host may hold it now),
+        // nor one that taskd's stop, restart, upgrade or the system's sleep cut short: the slot is
+        // given back, for a host that lost it to take it over (or this one, resuming it).
+        let ran = !(run.cancelReason.map { $0.keepsWakes || $0 == .fenceLost || $0 == .sleep } ?? false)
         give(hold, runID: run.id, token: hold.token, ran: ran)
     }
 
