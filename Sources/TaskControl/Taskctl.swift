@@ -23,6 +23,7 @@ public enum Taskctl {
           resume TARGET       run them again
           why NAME            what decides, now, whether the task runs
           metrics             every task's metrics, in the OpenMetrics text format
+          fleet               the fleet's hosts and the claims they hold in etcd (Fleet=)
           status NAME         one task: its run in progress, last run, schedule
           history NAME [-n N] the task's last runs, newest first
           cancel TARGET|RUNID cancel one run, or the run in progress, queued runs and pending
@@ -150,6 +151,13 @@ public enum Taskctl {
         result. Each line names the journal MESSAGE_ID of the entries behind it
         (journalctl MESSAGE_ID=… TASK=NAME).
         """,
+        "fleet": """
+        Usage: taskctl fleet [--json]
+
+        The fleet as etcd has it now (FleetEndpoints= in taskd.conf): its name, this host's, the
+        hosts that hold a lease, and the claims held: each Fleet=once slot being run (its time) and
+        each Fleet=max:N place (its run), with the host that holds it and the claim's fence token.
+        """,
         "metrics": """
         Usage: taskctl metrics
 
@@ -273,6 +281,10 @@ public enum Taskctl {
         case "why":
             try args.check(allowed: [])
             return try Commands.why(try one("NAME"), json: json, socket: socket(args))
+        case "fleet":
+            try args.check(allowed: [])
+            guard args.positional.isEmpty else { throw UsageError("fleet takes no arguments") }
+            return try FleetCommand.run(json: json, socket: socket(args))
         case "metrics":
             try args.check(allowed: [])
             guard args.positional.isEmpty else { throw UsageError("metrics takes no arguments") }

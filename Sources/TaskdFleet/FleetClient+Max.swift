@@ -1,13 +1,13 @@
 import Dispatch
 
 /// `Fleet=max:N`: at most N hosts run the task at a time (etcd's semaphore recipe). Each run puts
-/// `/taskd/NAME/max/TASK/HOST,RUN` on this host's lease; the N oldest keys (by create revision)
+/// `/taskd/NAME/claims/max/TASK/HOST,RUN` on this host's lease; the N oldest keys (by create revision)
 /// hold the semaphore, the others wait their turn, looked at again every `pollMS`.
 extension FleetClient {
     /// Takes one of the task's `limit` places for run `runID`; the completion comes when it holds
     /// one (`won`, the key's revision as token) or etcd cannot be reached (`unavailable`).
     public func acquire(task: String, limit: Int, runID: String, completion: @escaping @Sendable (FleetClaim) -> Void) {
-        let key = "\(base)/max/\(task)/\(host),\(runID)"
+        let key = "\(base)/claims/max/\(task)/\(host),\(runID)"
         work.async { [self] in
             if let why = backingOff() { return completion(.unavailable(why)) }
             do throws(FleetError) {
@@ -30,7 +30,7 @@ extension FleetClient {
 
     /// The run is over (or cancelled while it waited): its place goes to the next in line.
     public func release(task: String, runID: String) {
-        let key = "\(base)/max/\(task)/\(host),\(runID)"
+        let key = "\(base)/claims/max/\(task)/\(host),\(runID)"
         state.withLock {
             $0.holders[runID] = nil
             $0.waiting[runID] = nil
@@ -42,7 +42,7 @@ extension FleetClient {
     private func checkWaiting() {
         let waiting = state.withLock { $0.waiting }
         for task in Set(waiting.values.map(\.task)) {
-            guard let keys = try? etcd.list(prefix: "\(base)/max/\(task)/") else { continue }
+            guard let keys = try? etcd.list(prefix: "\(base)/claims/max/\(task)/") else { continue }
             for (runID, waiter) in waiting where waiter.task == task {
                 guard let place = keys.firstIndex(where: { $0.key == waiter.key }), place < waiter.limit else {
                     continue

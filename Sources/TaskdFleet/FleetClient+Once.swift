@@ -1,8 +1,8 @@
 import Dispatch
 
-/// `Fleet=once`: one host runs each slot. Keys, under `/taskd/NAME/once/TASK/`:
-///   `slots/SLOT`  the claim: the holder's name, on its lease (its create revision is the token);
-///   `done/SLOT`   `HOST,TOKEN` once the slot ran: it is not claimed again (kept `retention`).
+/// `Fleet=once`: one host runs each slot. Keys, under `/taskd/NAME/`:
+///   `claims/once/TASK/SLOT`  the claim: the holder's name, on its lease (its create revision is the token);
+///   `done/TASK/SLOT`         `HOST,TOKEN` once the slot ran: it is not claimed again (kept `retention`).
 /// SLOT is the slot's nominal time in µs, 20 digits, so that etcd's byte order is the numbers'.
 extension FleetClient {
     /// How long a done slot is remembered, µs: a host whose timer fires that late runs it again.
@@ -121,6 +121,6 @@ extension FleetClient {
 
     private func keys(_ task: String, _ slot: UInt64) -> (slot: String, done: String) {
         let slotText = Self.padded(slot)
-        return ("\(base)/once/\(task)/slots/\(slotText)", "\(base)/once/\(task)/done/\(slotText)")
+        return ("\(base)/claims/once/\(task)/\(slotText)", "\(base)/done/\(task)/\(slotText)")
     }
 }

@@ -2,6 +2,7 @@ import Dispatch
 import Synchronization
 import TaskScheduling
 import TaskdConfig
+import TaskdProtocol
 
 #if canImport(Glibc)
     import Glibc
@@ -18,6 +19,8 @@ import TaskdConfig
 /// Completions and `events` are called on those queues.
 public final class FleetClient: Sendable {
     public let host: String
+    /// `FleetName=`.
+    public let name: String
     let etcd: Etcdctl
     /// For the renewals: shorter timeouts, so that a member that does not answer costs one retry,
     /// not the lease.
@@ -73,6 +76,7 @@ public final class FleetClient: Sendable {
         self.host = host
         etcd = Etcdctl(settings, commandTimeoutMS: 1500, dialTimeoutMS: 500)
         quick = Etcdctl(settings, commandTimeoutMS: 1000, dialTimeoutMS: 500)
+        name = settings.name
         base = "/taskd/" + settings.name
         ttl = max(2, Int(settings.lease.microseconds / 1_000_000))
         self.events = events
@@ -217,8 +221,31 @@ public final class FleetClient: Sendable {
         if let lease { work.sync { _ = try? etcd.revoke(lease) } }
     }
 
-    /// `/taskd/NAME/…`: every key taskd writes, and what `taskctl fleet` lists.
-    public func list() throws(FleetError) -> [EtcdKeyValue] { try etcd.list(prefix: base + "/") }
+    /// The fleet as etcd has it now (`taskctl fleet`): the hosts that hold a lease, and the claims
+    /// held, oldest first. On `cleanup`: a listing waits for no claim.
+    public func snapshot(completion: @escaping @Sendable (Result<SchedulerInterface.Fleet.Reply, FleetError>) -> Void) {
+        cleanup.async { [self] in
+            do throws(FleetError) {
+                let hosts = try etcd.list(prefix: base + "/hosts/").map { String($0.key.dropFirst(base.count + 7)) }
+                let claims = try etcd.list(prefix: base + "/claims/").compactMap(claim)
+                completion(.success(.init(name: name, host: host, hosts: hosts.sorted(), claims: claims)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
+
+    /// A claim's key as `taskctl fleet` shows it: `claims/once/TASK/SLOT` or `claims/max/TASK/HOST,RUN`.
+    private func claim(_ kv: EtcdKeyValue) -> FleetClaimInfo? {
+        let parts = kv.key.dropFirst(base.count + "/claims/".count).split(separator: "/")
+        guard parts.count == 3 else { return nil }
+        let mode = String(parts[0])
+        let last = parts[2]
+        return FleetClaimInfo(
+            task: String(parts[1]), mode: mode, slotUSec: mode == "once" ? UInt64(last) : nil,
+            runId: mode == "max" ? last.split(separator: ",").last.map(String.init) : nil, host: kv.value,
+            fenceToken: kv.createRevision)
+    }
 
     /// 20 digits: slots order as text as they do as numbers (etcd compares values as bytes).
     static func padded(_ value: UInt64) -> String {

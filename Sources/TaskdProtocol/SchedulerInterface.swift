@@ -13,6 +13,7 @@ public enum SchedulerInterface {
     public static let tooManyConnections = name + ".TooManyConnections"
     public static let upgradeFailed = name + ".UpgradeFailed"
     public static let noSuchRun = name + ".NoSuchRun"
+    public static let fleetUnavailable = name + ".FleetUnavailable"
 
     /// The IDL as `org.varlink.service.GetInterfaceDescription` returns it.
     public static let description = """
@@ -26,7 +27,8 @@ public enum SchedulerInterface {
           kind: string,
           # 32 hex digits, unique per run; journaled as TASK_RUN_ID.
           runId: string,
-          # startup, timer, wake, retry, catchup or resume (a run sleep, an upgrade or a restart cut short, again).
+          # startup, timer, wake, retry, catchup, resume (a run sleep, an upgrade or a restart cut short,
+          # again) or takeover (a fleet slot its holder left undone).
           trigger: string,
           # 1, then 2, 3, ... for retries.
           attempt: int,
@@ -207,6 +209,22 @@ public enum SchedulerInterface {
         # The metrics of every task and of taskd, in the OpenMetrics text format.
         method Metrics() -> (text: string)
 
+        # A claim held in etcd now: a Fleet=once slot's (mode once, slotUSec: its nominal time) or a
+        # Fleet=max:N place's (mode max, runId: the run that holds or waits for it). task is
+        # kind:identifier; fenceToken is the etcd revision that created the claim.
+        type FleetClaim (
+          task: string,
+          mode: string,
+          slotUSec: ?int,
+          runId: ?string,
+          host: string,
+          fenceToken: int
+        )
+
+        # The fleet as etcd has it now: FleetName=, this host's FleetHost=, the hosts that hold a
+        # lease and the claims they hold, oldest first. Without FleetEndpoints=, no name and no host.
+        method Fleet() -> (name: ?string, host: ?string, hosts: []string, claims: []FleetClaim)
+
         # The target names no task; known lists every task as kind:identifier.
         error NoSuchTask (target: string, known: []string)
 
@@ -236,5 +254,8 @@ public enum SchedulerInterface {
         # The upgrade did not happen (the new binary failed its check, or could not be executed);
         # taskd goes on as it was.
         error UpgradeFailed (reason: string)
+
+        # etcd could not be reached, or refused (Fleet).
+        error FleetUnavailable (reason: string)
         """
 }

@@ -61,7 +61,7 @@ struct VarlinkTests {
             SchedulerInterface.History.self, SchedulerInterface.Cancel.self, SchedulerInterface.Reload.self,
             SchedulerInterface.Pause.self, SchedulerInterface.Resume.self, SchedulerInterface.Why.self,
             SchedulerInterface.Metrics.self, SchedulerInterface.Drain.self, SchedulerInterface.EndDrain.self,
-            SchedulerInterface.Follow.self, SchedulerInterface.Upgrade.self,
+            SchedulerInterface.Follow.self, SchedulerInterface.Upgrade.self, SchedulerInterface.Fleet.self,
         ]
         #expect(declared.sorted() == typed.map { $0.name }.sorted())
     }

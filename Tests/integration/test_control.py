@@ -147,7 +147,7 @@ def test_a_wake_reply_tells_an_end_only_once_the_history_holding_it_is_on_disk(d
 def test_the_reference_varlink_client_parses_the_idl_and_calls_methods(daemon):
     out = subprocess.run([str(VARLINK_CALL), daemon.socket], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "# io.taskd.Scheduler: 26 members parsed" in out.stdout
+    assert "# io.taskd.Scheduler: 29 members parsed" in out.stdout
     assert '"vendor": "taskd"' in out.stdout
     wake = subprocess.run([str(VARLINK_CALL), "--more", daemon.socket, "io.taskd.Scheduler.Wake", '{"target": "hello"}'],
                           capture_output=True, text=True, timeout=60)
@@ -176,6 +176,7 @@ def test_the_reference_varlink_client_parses_the_idl_and_calls_methods(daemon):
     assert reasons[0]["code"] == "paused" and reasons[0]["messageId"] == "8b8d0675948e42339320e30db5ca9217"
     assert call("io.taskd.Scheduler.Resume", '{"target": "slow"}')["tasks"] == ["processing:slow"]
     assert call("io.taskd.Scheduler.Metrics")["text"].endswith("# EOF\n")
+    assert call("io.taskd.Scheduler.Fleet") == {"hosts": [], "claims": []}, "no fleet: no name, no host"
     # Drain with no run active answers at once (the client runs as taskd's own user: an admin).
     assert call("io.taskd.Scheduler.Drain", '{"timeoutUSec": 1000000}') == {"drained": True, "runs": []}
     assert call("io.taskd.Scheduler.Why", '{"name": "slow"}')["reasons"][0]["code"] == "draining"

@@ -5,6 +5,7 @@ Every instance has its own state folder, socket and FleetHost=; they share the t
 run does appends to one log: `start SLOT TOKEN HOST NS`, then `end …`, or `cancelled …` when
 taskd cancels it (SIGTERM). The checks read that log, and the instances' journals.
 """
+import json
 import os
 import random
 import shutil
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import journal, wait_for
+from conftest import VARLINK_CALL, journal, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -162,6 +163,20 @@ def test_fleet_once_runs_each_slot_on_one_host(daemon_factory, etcd, tmp_path):
     assert claims["won"] >= 15 and claims["lost"] >= 3 * 15 and claims["fenced"] == 0, claims
     history = hosts[0].taskctl("history", "tick").stdout
     assert "elsewhere, on h" in history and "(fence " in history, history
+    # `taskctl fleet`: the hosts, and the claims held now (a slot's run lasts 0.2 s of each second).
+    def holding():
+        fleet = json.loads(hosts[0].taskctl("--json", "fleet").stdout)
+        return fleet if fleet["claims"] else None
+    fleet = wait_for(holding, timeout=10, what="a claim held")
+    assert fleet["name"] == "test" and fleet["host"] == "h0" and fleet["hosts"] == ["h0", "h1", "h2", "h3"], fleet
+    claim = fleet["claims"][0]
+    assert claim["task"] == "processing:tick" and claim["mode"] == "once" and claim["host"] in fleet["hosts"]
+    assert claim["slotUSec"] % 1_000_000 == 0 and claim["fenceToken"] > 0, claim
+    assert hosts[1].taskctl("fleet").stdout.startswith("Fleet test, this host h1; hosts: h0, h1, h2, h3")
+    if VARLINK_CALL.exists():  # the reference client reads the reply against the IDL
+        called = subprocess.run([str(VARLINK_CALL), hosts[0].socket, "io.taskd.Scheduler.Fleet", "{}"],
+                                capture_output=True, text=True, timeout=60)
+        assert called.returncode == 0 and json.loads(called.stdout)["name"] == "test", called.stderr
     for d in hosts:
         d.stop()
     starts = [(slot, token, host) for what, slot, token, host, _ in read_log(tmp_path) if what == "start"]
@@ -392,7 +407,7 @@ def test_fleet_over_tls_with_client_certificates_and_an_etcd_role(daemon_factory
         assert {host for host, _ in runs} == {"a"} and all(token > 0 for _, token in runs), runs
         refused = [e["MESSAGE"] for e in journal(MESSAGE_ID="2efc36c882774b548f294bb05c45459f", TASK="tick")]
         assert refused and all("permission denied" in m and "FleetUnavailable=skip" in m for m in refused), refused[:3]
-        keys = ctl("root", "get", "--prefix", "--keys-only", "/taskd/tls/once/processing:tick/done/").stdout.split()
+        keys = ctl("root", "get", "--prefix", "--keys-only", "/taskd/tls/done/processing:tick/").stdout.split()
         assert len(keys) >= 5, keys
     finally:
         etcd.kill()

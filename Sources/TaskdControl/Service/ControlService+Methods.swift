@@ -77,6 +77,16 @@ extension ControlService {
                     }
                 }
             },
+            Row(SchedulerInterface.Fleet.self) { _, call, scheduler in
+                scheduler.fleet { result in
+                    switch result {
+                    case .success(let reply): call.reply(reply)
+                    case .failure(let failure):
+                        call.fail(
+                            VarlinkError(SchedulerInterface.fleetUnavailable, ["reason": .string(failure.reason)]))
+                    }
+                }
+            },
             Row(SchedulerInterface.Metrics.self) { _, call, scheduler in
                 call.reply(.init(text: String(decoding: scheduler.metrics(prometheus: false), as: UTF8.self)))
             },

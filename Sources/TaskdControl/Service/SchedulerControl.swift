@@ -35,6 +35,9 @@ public protocol SchedulerControl: Actor {
         peer: PeerCredentials,
         reply: @escaping @Sendable (Result<SchedulerInterface.Upgrade.Reply, UpgradeFailure>) -> Void
     ) throws
+    /// The fleet as etcd has it now (`Fleet`): `reply` gets it, or why etcd could not tell, on any
+    /// thread. A scheduler with no fleet replies with none (the default).
+    func fleet(reply: @escaping @Sendable (Result<SchedulerInterface.Fleet.Reply, FleetFailure>) -> Void)
     func metrics(prometheus: Bool) -> [UInt8]
     func list() -> [TaskInfo]
     func status(name: String) throws -> TaskInfo
@@ -42,4 +45,10 @@ public protocol SchedulerControl: Actor {
     func reload() async -> Result<ReloadDiff, ReloadError>
     /// Runs `body` on the actor, synchronously: the caller is on the actor's executor already.
     nonisolated func isolatedOnLoop<T: Sendable>(_ body: (isolated Self) throws -> T) rethrows -> T
+}
+
+extension SchedulerControl {
+    public func fleet(reply: @escaping @Sendable (Result<SchedulerInterface.Fleet.Reply, FleetFailure>) -> Void) {
+        reply(.success(.init(name: nil, host: nil, hosts: [], claims: [])))
+    }
 }

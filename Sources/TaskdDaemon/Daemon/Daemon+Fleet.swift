@@ -1,5 +1,7 @@
 import TaskScheduling
+import TaskdControl
 import TaskdFleet
+import TaskdProtocol
 
 /// Runs of fleet tasks. The scheduler starts them as any other; before the handler starts, the
 /// daemon claims the run's slot in etcd (`Fleet=once`: a calendar slot, by its nominal time) or
@@ -139,5 +141,11 @@ extension Daemon {
                 up ? "fleet: etcd answers again" : "fleet: etcd cannot be reached: \(why)",
                 [("TASKD_FLEET_REACHABLE", up ? "1" : "0")])
         }
+    }
+
+    /// `Fleet`: the fleet as etcd has it now, listed off the loop; none without `FleetEndpoints=`.
+    package func fleet(reply: @escaping @Sendable (Result<SchedulerInterface.Fleet.Reply, FleetFailure>) -> Void) {
+        guard let fleet else { return reply(.success(.init(name: nil, host: nil, hosts: [], claims: []))) }
+        fleet.snapshot { result in reply(result.mapError { FleetFailure(reason: $0.description) }) }
     }
 }

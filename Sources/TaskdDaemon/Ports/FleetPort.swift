@@ -1,4 +1,5 @@
 import TaskdFleet
+import TaskdProtocol
 
 /// The fleet as the daemon sees it: claims on runs' slots, coordinated through etcd (`FleetClient`
 /// in taskd). Completions and events come on threads of the fleet's own.
@@ -15,6 +16,8 @@ package protocol FleetPort: Sendable {
     func release(task: String, runID: String)
     /// A clean stop: this host's claims go now.
     func stop()
+    /// The fleet as etcd has it now: its hosts and the claims held.
+    func snapshot(completion: @escaping @Sendable (Result<SchedulerInterface.Fleet.Reply, FleetError>) -> Void)
 }
 
 extension FleetClient: FleetPort {}
