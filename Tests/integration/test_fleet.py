@@ -254,12 +254,15 @@ def test_fleet_once_through_faults(daemon_factory, etcd, tmp_path):
     wait_for(lambda: len({s for w, s, *_ in read_log(tmp_path) if w == "start"}) >= target, timeout=120,
              what=f"{target} slots")
     time.sleep(lease + 3)
+    # The stops below give back the slots they cut short, which the hosts stopped later take over:
+    # those are not faults, and are left out.
+    stopping = time.time()
     for d in hosts:
         d.stop()
     runs = read_log(tmp_path)
     starts = defaultdict(list)
     for what, slot, token, host, ns in runs:
-        if what == "start":
+        if what == "start" and slot / 1e6 < stopping - 2:
             starts[slot].append((token, host, ns / 1e9))
     slots = sorted(starts)
     assert len(slots) >= target, f"{len(slots)} slots ran"
