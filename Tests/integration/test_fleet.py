@@ -271,7 +271,8 @@ def test_fleet_once_through_faults(daemon_factory, etcd, tmp_path):
     blamed = Counter(max((f for f in faults if f[1] - 1 <= s / 1e6), key=lambda f: f[1], default=None)
                      for s in missing)
     assert None not in blamed and max(blamed.values(), default=0) <= 1, f"slots missed: {missing}, by fault: {blamed}"
-    hit = {kind: 0 for kind in ("kill-taskd", "stop-taskd")}
+    hit = {kind: 0 for kind in ("kill-taskd", "stop-taskd", "fenced")}
+    cancelled = {(slot, token) for what, slot, token, _, _ in runs if what == "cancelled"}
     for slot, tries in starts.items():
         if len(tries) == 1:
             continue
@@ -279,9 +280,14 @@ def test_fleet_once_through_faults(daemon_factory, etcd, tmp_path):
         for (old_token, old_host, old_at), (token, host, at) in zip(tries, tries[1:]):
             assert token > old_token, f"slot {slot} ran again under an older token: {tries}"
             fault = [f for f in faults if f[2] == old_host and f[0] != "kill-etcd" and old_at - 3 <= f[1] <= at]
-            assert fault, f"slot {slot} ran twice, and no fault hit {old_host} in between: {tries}"
-            assert at - fault[-1][1] <= lease + 2, f"slot {slot} was taken over {at - fault[-1][1]:.1f} s after {fault[-1]}"
-            hit[fault[-1][0]] += 1
+            if fault:
+                assert at - fault[-1][1] <= lease + 2, f"slot {slot} was taken over {at - fault[-1][1]:.1f} s after {fault[-1]}"
+                hit[fault[-1][0]] += 1
+            else:
+                # The older run's host lost its lease by itself (an etcd member's loss stalled its
+                # renewals): it cancelled the run (fence-lost) before another host took the slot.
+                assert (slot, old_token) in cancelled, f"slot {slot} ran twice, the first neither hit nor cancelled: {tries}"
+                hit["fenced"] += 1
     # A paused holder finds its claims lost as it resumes, and says so.
     fenced = journal(MESSAGE_ID="bf7ac27c33124f79850ed56bd18e2d12")
     assert len(fenced) >= each, f"{len(fenced)} fence-lost entries for {each} pauses"
