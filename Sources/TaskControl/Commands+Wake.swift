@@ -87,6 +87,11 @@ extension Commands {
     }
 
     /// One line about a run: what it is doing, or how it ended.
+    /// `on HOST (fence N)`: the host of the fleet that holds or ran the run's claim, if any.
+    static func fleetDetail(_ run: RunInfo) -> String? {
+        run.fleetHost.map { "on \($0)" + (run.fenceToken.map { " (fence \($0))" } ?? " (unclaimed)") }
+    }
+
     static func describe(_ run: RunInfo) -> String {
         let head = "\(run.task): run \(run.runId)"
         if run.disposition == .refused {
@@ -121,6 +126,7 @@ extension Commands {
         if let e = run.error { details.append(e) }
         if run.stale { details.append("stale result ignored") }
         if run.partial { details.append("done partially, not retried") }
+        if let fleet = fleetDetail(run) { details.append(fleet) }
         if let delay = run.retryInUSec {
             details.append("retry \(run.attempt + 1) in \(Terminal.span(delay))")
         }

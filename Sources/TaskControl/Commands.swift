@@ -126,12 +126,15 @@ enum Commands {
         lines.append(
             "       Budget: \(Terminal.span(task.budgetUSec)), cancellation \(Terminal.span(task.cancelGraceUSec)) before its end"
         )
-        lines.append("       Policy: Overlap=\(task.overlap), MaxAttempts=\(task.maxAttempts)")
+        lines.append(
+            "       Policy: Overlap=\(task.overlap), MaxAttempts=\(task.maxAttempts)"
+                + (task.fleet.map { ", Fleet=\($0)" } ?? ""))
         let current = task.current.map { run -> String in
             let since =
                 run.startedUSec.map { " since \(Terminal.time($0))" } ?? " since \(Terminal.time(run.queuedUSec))"
             let waits = run.waitingFor.map { "; waiting: \($0)" } ?? ""
             return "\(run.state.rawValue), run \(run.runId)\(since)\(waits)"
+                + (fleetDetail(run).map { ", \($0)" } ?? "")
         }
         lines.append("        State: " + (current ?? "idle"))
         if let since = task.pausedSinceUSec {
@@ -234,9 +237,7 @@ enum Commands {
             if let r = run.cancelReason { details.append(r) }
             if let e = run.error { details.append(e) }
             if run.stale { details.append("stale") }
-            if let host = run.fleetHost {
-                details.append("on \(host)" + (run.fenceToken.map { " (fence \($0))" } ?? " (unclaimed)"))
-            }
+            if let fleet = fleetDetail(run) { details.append(fleet) }
             rows.append([
                 run.startedUSec.map(Terminal.time) ?? "-", String(run.runId.prefix(12)), run.trigger.rawValue,
                 String(run.attempt), run.state.rawValue, run.durationUSec.map { Terminal.span($0) } ?? "-",

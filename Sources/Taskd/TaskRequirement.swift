@@ -3,7 +3,7 @@ import TaskScheduling
 /// What the machine must be for a task's run to start, as Apple's `requiresExternalPower` and
 /// WorkManager's constraints: a run triggered while one does not hold waits, holding no slot,
 /// and starts the moment it holds. The same as a task file's `Require…=` keys, `MaxDeferSec=`,
-/// `ConditionLost=` and `Sleep=`.
+/// `ConditionLost=`, `Sleep=` and `FleetUnavailable=`.
 ///
 /// ```swift
 /// .backgroundTask(.processing("BACKUP"), requires: [.acPower, .giveUpAfter(.seconds(6 * 3600))]) { … }
@@ -54,6 +54,12 @@ public struct TaskRequirement: Sendable {
     /// `condition-timeout` (`MaxDeferSec=`). Without it a run waits for ever.
     public static func giveUpAfter(_ wait: Duration) -> TaskRequirement {
         TaskRequirement { $0.maxDefer = TimeSpan(wait) }
+    }
+
+    /// For a `fleet:` `.once` or `.max(n)` task, what a run does when etcd cannot be reached to
+    /// claim it (`FleetUnavailable=`); by default `.skip`. `.wait` waits up to `giveUpAfter`.
+    public static func whenFleetUnavailable(_ policy: FleetUnavailablePolicy) -> TaskRequirement {
+        TaskRequirement { $0.fleetUnavailable = policy }
     }
 
     /// A run in progress goes on when a condition stops holding (`ConditionLost=continue`); by

@@ -32,7 +32,7 @@ enum TaskFileKeys {
                 f.fleetLocation = e.location
             },
             "FleetUnavailable": { f, e throws(ConfigDiagnostic) in
-                f.definition.fleetUnavailable = try Value.choice(e, "skip or local")
+                f.definition.fleetUnavailable = try Value.choice(e, "skip, local or wait")
             },
             "QueueLimit": { f, e throws(ConfigDiagnostic) in
                 f.definition.queueLimit = try Value.integer(e, in: 0...10_000)

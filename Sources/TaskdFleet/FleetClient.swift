@@ -87,7 +87,7 @@ public final class FleetClient: Sendable {
         if let host = settings.host { return host }
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
-        return String(cString: buffer)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The session lease, granted if there is none. On `work`.

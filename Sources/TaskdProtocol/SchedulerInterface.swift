@@ -131,7 +131,9 @@ public enum SchedulerInterface {
           paused: ?bool,
           pausedSinceUSec: ?int,
           pausedUntilUSec: ?int,
-          pauseNote: ?string
+          pauseNote: ?string,
+          # Fleet= when hosts share the task: once or max:N (none: host).
+          fleet: ?string
         )
 
         # Starts a run of every task the target names (a name, a kind, or kind:identifier), or joins, queues
@@ -193,7 +195,8 @@ public enum SchedulerInterface {
 
         # One reason a task runs, waits or does not run now. code: stopping, sleeping, draining, paused, running,
         # waiting-for-conditions, waiting-for-slot, queued-behind, joins-run, replaces-run, retry-pending,
-        # next-timer, wake-only, overdue, failing (alerted), failures, last-refusal or last-result;
+        # next-timer, wake-only, overdue, failing (alerted), failures, last-refusal, last-result, fleet,
+        # claim-pending or fleet-unavailable;
         # messageId: the journal MESSAGE_ID of the entries behind it, where there are some.
         type WhyReason (
           code: string,

@@ -31,6 +31,8 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
     public var pausedSinceUSec: UInt64?
     public var pausedUntilUSec: UInt64?
     public var pauseNote: String?
+    /// `Fleet=` when the hosts of a fleet share the task: `once` or `max:N` (nil: `host`).
+    public var fleet: String?
 
     /// Builds the view of `state`; `now` converts monotonic instants to realtime.
     public init(
@@ -60,6 +62,7 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
         pausedSinceUSec = health.pause?.since
         pausedUntilUSec = health.pause?.until
         pauseNote = health.pause?.note
+        fleet = d.fleet == .host ? nil : d.fleet.description
     }
 
     /// True while paused.
@@ -77,6 +80,7 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
         o.int("consecutiveFailures", Int64(consecutiveFailures))
         if let current { o.json("current", current.encodedJSON) }
         o.string("description", description)
+        o.string("fleet", fleet)
         o.string("handler", handler)
         o.string("kind", kind)
         if let last { o.json("last", last.encodedJSON) }
@@ -123,5 +127,6 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
         pausedSinceUSec = number("pausedSinceUSec")
         pausedUntilUSec = number("pausedUntilUSec")
         pauseNote = json["pauseNote"]?.stringValue
+        fleet = json["fleet"]?.stringValue
     }
 }

@@ -1,6 +1,7 @@
 import Synchronization
 import TaskScheduling
 import TaskdConfig
+import TaskdFleet
 import TaskdIO
 import TaskdMachine
 import TaskdProtocol
@@ -17,16 +18,20 @@ final class ManualDaemonFixture: Sendable {
     let machine = ManualMachine()
     let launcher = RecordingLauncher()
     let recorder = EntryRecorder()
+    /// The fleet the daemon claims its fleet runs in (`fleet: true`).
+    let fleet = ManualFleet()
     let store: any RunStore
     /// What the next `reload` loads.
     let nextConfig: ConfigSlot
     let daemon: Daemon
 
     /// A daemon with `tasks`, started at the clock's origin; `unheld` are the conditions that do
-    /// not hold when it starts, `wakes` the acknowledged wakes it replays.
+    /// not hold when it starts, `wakes` the acknowledged wakes it replays; with `fleet`, it has
+    /// `FleetEndpoints=`, the fleet being `self.fleet`.
     init(
         _ tasks: [TaskDefinition], settings: DaemonSettings = ManualDaemonFixture.settings(),
-        store: any RunStore = MemoryStore(), unheld: Set<TaskCondition> = [], recovering wakes: [WakeRecord] = []
+        store: any RunStore = MemoryStore(), unheld: Set<TaskCondition> = [], recovering wakes: [WakeRecord] = [],
+        fleet: Bool = false
     ) async {
         let config = LoadedConfig(daemon: settings, tasks: tasks)
         let nextConfig = ConfigSlot(config)
@@ -34,10 +39,12 @@ final class ManualDaemonFixture: Sendable {
         machine.set(unheld: unheld)
         self.store = store
         self.nextConfig = nextConfig
+        let manualFleet = self.fleet
+        let connect: @Sendable (@escaping @Sendable (FleetEvent) -> Void) -> any FleetPort = { manualFleet.connect($0) }
         let ports = DaemonPorts(
             clock: clock, commands: launcher, machine: { machine.connect($0) }, store: store,
             journal: EventJournal(backend: recorder), loadConfig: { nextConfig.value },
-            random: SeededRandom(seed: 1))
+            random: SeededRandom(seed: 1), fleet: fleet ? connect : nil)
         daemon = Daemon(config: config, handlers: [:], records: [:], ports: ports)
         let daemon = self.daemon
         await ManualClock.onLoop { daemon.isolatedOnLoop { $0.start(recovering: wakes) } }

@@ -353,6 +353,77 @@ def test_fleet_unavailable_policies(daemon_factory, etcd, tmp_path, policy):
     assert journal(MESSAGE_ID="2efc36c882774b548f294bb05c45459f", TASKD_FLEET_REACHABLE="0"), "etcd's loss is journaled"
 
 
+@needs_etcd
+def test_fleet_unavailable_wait_runs_once_etcd_answers(daemon_factory, etcd, tmp_path):
+    # etcd stopped entirely: FleetUnavailable=wait keeps the run waiting (why and status say so)
+    # and starts it, claimed, once etcd answers again; with MaxDeferSec= it gives up.
+    unavailable = "2efc36c882774b548f294bb05c45459f"
+    d = daemon_factory({"tick.task": fleet_task(job(tmp_path, 0.1), extra="FleetUnavailable=wait\n"),
+                        "capped.task": fleet_task("/bin/true", extra="FleetUnavailable=wait\nMaxDeferSec=3\n")},
+                       daemon_conf=conf(etcd, "h0")).start()
+    wait_for(lambda: len(read_log(tmp_path)) >= 2, timeout=30, what="a claimed run")
+    etcd.stop_all()
+    waits = wait_for(lambda: [e for e in journal(MESSAGE_ID=unavailable, TASK="tick") if "it waits for etcd" in e["MESSAGE"]],
+                     timeout=30, what="a run of tick to wait for etcd")
+    waiting = waits[0]["TASK_RUN_ID"]
+    why = d.taskctl("why", "tick").stdout
+    assert f"run {waiting[:8]} waits for etcd to claim its slot" in why and "(FleetUnavailable=wait)" in why, why
+    assert "waiting: etcd, to claim its slot" in d.taskctl("status", "tick").stdout
+    wait_for(lambda: journal(TASK="capped", TASK_CANCEL_REASON="fleet-unavailable"), timeout=30,
+             what="the capped run to give up")
+    assert any("gave up waiting" in e["MESSAGE"] for e in journal(MESSAGE_ID=unavailable, TASK="capped"))
+    # The waiting run had not started: nothing ran unclaimed while etcd was down.
+    assert journal(TASK_RUN_ID=waiting, MESSAGE_ID="8605484d98ae4477a29493037f9e10ec") == []
+    for name in etcd.names:
+        etcd.start(name)
+    end = wait_for(lambda: journal(TASK_RUN_ID=waiting, TASK_OUTCOME="completed"), timeout=40,
+                   what="the waiting run to run once etcd answered")
+    d.stop()
+    assert int(end[0]["TASK_FENCE_TOKEN"]) > 0 and end[0]["TASK_FLEET_HOST"] == "h0", end[0]
+    assert [e for e in read_log(tmp_path) if e[2] == 0] == [], "a run ran unclaimed"
+
+
+@needs_etcd
+def test_fleet_catch_up_runs_a_missed_slot_only_if_no_host_ran_it(daemon_factory, etcd, tmp_path):
+    # Persistent=yes across the fleet: a host back from downtime catches up the slot it missed
+    # only if no host ran it; a slot every host missed is caught up once, by the first one back.
+    task = fleet_task(job(tmp_path, 0.1)).replace("OnCalendar=*:*:*", "OnCalendar=*:*:0/10\nPersistent=yes")
+    h0, h1 = instances(daemon_factory, etcd, tmp_path, {"tick.task": task}, hosts=2)
+    wait_for(lambda: [e for e in read_log(tmp_path) if e[0] == "end"], timeout=30, what="a first slot run")
+    h1.stop()
+    down = time.time()
+    wait_for(lambda: [e for e in read_log(tmp_path) if e[1] / 1e6 > down], timeout=30, what="a slot run by h0 alone")
+    h1.start()
+    lost = wait_for(lambda: journal(TASK_TRIGGER="catchup", TASK_OUTCOME="cancelled"), timeout=30,
+                    what="h1's catch-up to end")
+    assert lost[0]["TASK_CANCEL_REASON"] == "elsewhere" and lost[0]["TASK_FLEET_HOST"] == "h0", lost[0]
+
+    h0.stop()
+    h1.stop()
+    both_down = time.time()
+    # A slot passes with neither host up; h1 comes back first and catches it up, then h0 does not.
+    time.sleep(10 - both_down % 10 + 1)
+    missed = int(time.time() // 10 * 10)
+    h1.start()
+    ran = wait_for(lambda: [e for e in read_log(tmp_path) if e[0] == "end" and e[1] == missed * 1_000_000],
+                   timeout=30, what="the slot every host missed to be caught up")
+    assert ran[0][3] == "h1" and ran[0][2] > 0, ran
+    h0.start()
+    elsewhere = lambda: [e for e in journal(TASK_TRIGGER="catchup", TASK_CANCEL_REASON="elsewhere")
+                         if e.get("TASK_FLEET_HOST") == "h1"]
+    wait_for(elsewhere, timeout=30, what="h0's catch-up of that slot to find it ran on h1")
+    h0.stop()
+    h1.stop()
+    # A run a stop cut short gives its slot back, to be taken over under a newer token: the only
+    # way a slot starts twice.
+    log = read_log(tmp_path)
+    assert max(Counter(slot for what, slot, _, _, _ in log if what == "end").values()) == 1, log
+    for slot, n in Counter(slot for what, slot, _, _, _ in log if what == "start").items():
+        tokens = [token for what, s, token, _, _ in log if s == slot and what == "start"]
+        cut = [token for what, s, token, _, _ in log if s == slot and what == "cancelled"]
+        assert n == 1 or (len(cut) == n - 1 and max(cut) < max(tokens)), log
+
+
 def openssl(*args, cwd):
     subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
 

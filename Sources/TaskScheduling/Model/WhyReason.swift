@@ -16,6 +16,12 @@ public struct WhyReason: Hashable, Sendable {
         case failures
         case lastRefusal = "last-refusal"
         case lastResult = "last-result"
+        /// A fleet task (`Fleet=once`, `max:N`): how the fleet shares it, and this host's name.
+        case fleet
+        /// Its run waits for etcd to answer its claim, or for a place among the task's N.
+        case claimPending = "claim-pending"
+        /// etcd cannot be reached: what `FleetUnavailable=` makes of the task's runs, or of its run.
+        case fleetUnavailable = "fleet-unavailable"
     }
 
     public var code: Code

@@ -25,17 +25,23 @@ extension Daemon {
     }
 
     func claim(_ run: Run, _ definition: TaskDefinition, _ fleet: any FleetPort) {
-        fleetRuns[run.id] = FleetHold(
+        let maxDefer = definition.maxDefer.microseconds
+        let hold = FleetHold(
             key: run.key, mode: definition.fleet, slot: run.scheduledRealtime,
-            unavailable: definition.fleetUnavailable)
-        let id = run.id
+            unavailable: definition.fleetUnavailable,
+            giveUpAt: maxDefer > 0 ? (run.started?.monotonic ?? clock.now().monotonic) &+ maxDefer : nil)
+        fleetRuns[run.id] = hold
+        ask(run.id, hold, fleet)
+    }
+
+    /// Sends the claim of a run's slot (or place) to etcd; `claimDecided` hears the answer.
+    private func ask(_ runID: String, _ hold: FleetHold, _ fleet: any FleetPort) {
         let decided: @Sendable (FleetClaim) -> Void = { [weak self] claim in
-            self?.onLoop { $0.claimDecided(id, claim) }
+            self?.onLoop { $0.claimDecided(runID, claim) }
         }
-        switch definition.fleet {
-        case .once:
-            fleet.claimSlot(task: run.key.description, slot: run.scheduledRealtime, runID: id, completion: decided)
-        case .max(let limit): fleet.acquire(task: run.key.description, limit: limit, runID: id, completion: decided)
+        switch hold.mode {
+        case .once: fleet.claimSlot(task: hold.key.description, slot: hold.slot, runID: runID, completion: decided)
+        case .max(let limit): fleet.acquire(task: hold.key.description, limit: limit, runID: runID, completion: decided)
         case .host: break
         }
     }
@@ -62,24 +68,82 @@ extension Daemon {
             fleetRuns[runID] = nil
             perform(scheduler.notRun(runID: runID, reason: .elsewhere, host: host, token: token, at: now))
         case .unavailable(let why):
-            let local = hold.unavailable == .local
-            journal.daemon(
-                .fleetUnavailable, 4,
-                "\(run.key.identifier): run \(runID.prefix(8)): could not be claimed in etcd (\(why)); "
-                    + (local
-                        ? "it runs here unclaimed (FleetUnavailable=local)"
-                        : "it does not run (FleetUnavailable=skip)"),
-                [("TASK", run.key.identifier), ("TASK_KIND", run.key.kind), ("TASK_RUN_ID", runID)])
-            guard local else {
-                fleetRuns[runID] = nil
-                perform(scheduler.notRun(runID: runID, reason: .fleetUnavailable, at: now))
+            let gaveUp = hold.giveUpAt.map { now.monotonic >= $0 } ?? false
+            if hold.unavailable == .wait, !gaveUp {
+                if hold.unreachable == nil {
+                    let until = hold.giveUpAt.map { "until \(Timestamp.format(now.realtime(at: $0))) (MaxDeferSec=)" }
+                    journalUnavailable(
+                        run, why, "it waits for etcd, asking again every second, " + (until ?? "for ever"))
+                }
+                hold.unreachable = why
+                hold.retryAt = min(now.monotonic &+ Self.claimRetry, hold.giveUpAt ?? .max)
+                fleetRuns[runID] = hold
+                armFleetTimer()
                 return
             }
-            hold.pending = false
-            fleetRuns[runID] = hold
-            scheduler.claimed(runID: runID, host: fleet.host, token: nil)
-            startClaimed(runID, hold)
+            switch hold.unavailable {
+            case .local:
+                journalUnavailable(run, why, "it runs here unclaimed (FleetUnavailable=local)")
+                hold.pending = false
+                fleetRuns[runID] = hold
+                scheduler.claimed(runID: runID, host: fleet.host, token: nil)
+                startClaimed(runID, hold)
+            case .skip, .wait:
+                journalUnavailable(
+                    run, why,
+                    gaveUp
+                        ? "it gave up waiting for it (MaxDeferSec=) and does not run"
+                        : "it does not run (FleetUnavailable=skip)")
+                fleetRuns[runID] = nil
+                perform(scheduler.notRun(runID: runID, reason: .fleetUnavailable, at: now))
+            }
         }
+    }
+
+    /// How long a run that waits for etcd (`FleetUnavailable=wait`) waits before it asks again, µs.
+    static let claimRetry: UInt64 = 1_000_000
+
+    private func journalUnavailable(_ run: Run, _ why: String, _ what: String) {
+        journal.daemon(
+            .fleetUnavailable, 4,
+            "\(run.key.identifier): run \(run.id.prefix(8)): could not be claimed in etcd (\(why)); \(what)",
+            [("TASK", run.key.identifier), ("TASK_KIND", run.key.kind), ("TASK_RUN_ID", run.id)])
+    }
+
+    /// Arms the timer of the next claim asked again (`FleetUnavailable=wait`), or disarms it.
+    private func armFleetTimer() {
+        let next = fleetRuns.values.lazy.compactMap(\.retryAt).min()
+        if fleetTimer == nil, next != nil {
+            fleetTimer = clock.makeTimer { [weak self] in self?.onLoop { $0.askAgain(all: false) } }
+        }
+        fleetTimer?.arm(at: next)
+    }
+
+    /// Asks etcd again for the claims of the runs that wait for it (`all`: every one, as etcd
+    /// answers again; else those whose time came); a run whose `MaxDeferSec=` passed gives up.
+    func askAgain(all: Bool) {
+        guard let fleet else { return }
+        let now = clock.now().monotonic
+        let due = fleetRuns.filter { $0.value.retryAt.map { all || $0 <= now } ?? false }
+        for (runID, var hold) in due {
+            hold.retryAt = nil
+            fleetRuns[runID] = hold
+            if !(hold.giveUpAt.map { now >= $0 } ?? false) {
+                ask(runID, hold, fleet)
+            } else {
+                claimDecided(runID, .unavailable(hold.unreachable ?? "no fleet"))
+            }
+        }
+        armFleetTimer()
+    }
+
+    /// A run cancelled while it waits to ask etcd again (`FleetUnavailable=wait`, no request on its
+    /// way) ends now, keeping its reason; the actions of its end.
+    func cancelWaitingClaim(_ runID: String) -> [SchedulerAction] {
+        guard fleetRuns[runID]?.retryAt != nil else { return [] }
+        fleetRuns[runID] = nil
+        armFleetTimer()
+        return scheduler.notRun(runID: runID, reason: .requested, at: clock.now())
     }
 
     /// The handler of a run whose claim was decided starts; its start is told now.
@@ -136,11 +200,67 @@ extension Daemon {
                 [("TASK", key.identifier), ("TASK_KIND", key.kind), ("TASK_SCHEDULED_USEC", String(slot))])
             perform(scheduler.takeOver(key, scheduled: slot, at: now))
         case .reachable(let up, let why):
+            fleetUnreachable = up ? nil : why
+            if up { askAgain(all: true) }
             journal.daemon(
                 .fleetUnavailable, up ? 5 : 4,
                 up ? "fleet: etcd answers again" : "fleet: etcd cannot be reached: \(why)",
                 [("TASKD_FLEET_REACHABLE", up ? "1" : "0")])
         }
+    }
+
+    /// `taskctl why` of a fleet task: `reasons` (the scheduler's), with its run's pending claim in
+    /// place of "running", and how the fleet shares the task now.
+    func fleetWhy(_ key: TaskKey, _ reasons: [WhyReason], at now: ClockReading) -> [WhyReason] {
+        guard let state = scheduler.tasks[key], state.definition.fleet != .host else { return reasons }
+        let d = state.definition
+        var reasons = reasons
+        let mode = "Fleet=\(d.fleet)"
+        if let id = state.currentRunID, let hold = fleetRuns[id], hold.pending,
+            let i = reasons.firstIndex(where: { $0.code == .running })
+        {
+            let what: String
+            switch hold.mode {
+            case .max(let limit): what = "one of the task's \(limit) places in the fleet"
+            default: what = "its slot of \(Timestamp.format(hold.slot))"
+            }
+            if let unreachable = hold.unreachable {
+                let giveUp = hold.giveUpAt.map { "; gives up at \(Timestamp.format(now.realtime(at: $0)))" } ?? ""
+                reasons[i] = WhyReason(
+                    .fleetUnavailable,
+                    "run \(id.prefix(8)) waits for etcd to claim \(what): \(unreachable) (FleetUnavailable=wait)\(giveUp)",
+                    runID: id)
+            } else {
+                reasons[i] = WhyReason(.claimPending, "run \(id.prefix(8)) waits for etcd to grant \(what)", runID: id)
+            }
+        }
+        let first =
+            reasons.firstIndex { ![.stopping, .sleeping, .draining, .paused].contains($0.code) } ?? reasons.count
+        guard let fleet else {
+            reasons.insert(
+                WhyReason(.fleet, "\(mode), but taskd has no FleetEndpoints=: it runs on this host as Fleet=host"),
+                at: first)
+            return reasons
+        }
+        if let down = fleetUnreachable {
+            let policy: String
+            switch d.fleetUnavailable {
+            case .skip: policy = "its runs do not run (FleetUnavailable=skip)"
+            case .local: policy = "its runs run here unclaimed (FleetUnavailable=local)"
+            case .wait:
+                policy =
+                    "its runs wait for it (FleetUnavailable=wait"
+                    + (d.maxDefer.microseconds > 0 ? ", up to MaxDeferSec=\(d.maxDefer))" : ")")
+            }
+            reasons.insert(WhyReason(.fleetUnavailable, "etcd cannot be reached (\(down)): \(policy)"), at: first)
+        }
+        let share: String
+        switch d.fleet {
+        case .max(let limit): share = "at most \(limit) host(s) of the fleet run it at a time"
+        default: share = "each calendar slot runs on one host of the fleet"
+        }
+        reasons.append(WhyReason(.fleet, "\(mode): \(share); this host is \(fleet.host)"))
+        return reasons
     }
 
     /// `Fleet`: the fleet as etcd has it now, listed off the loop; none without `FleetEndpoints=`.

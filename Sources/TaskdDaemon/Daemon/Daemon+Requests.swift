@@ -151,7 +151,8 @@ extension Daemon {
     /// of the journal entries behind it.
     package func why(name: String) throws -> (TaskKey, [(WhyReason, MessageID?)]) {
         let key = try scheduler.resolver.resolveOne(name)
-        return (key, scheduler.explain(key, at: clock.now()).map { ($0, MessageID.behind($0.code)) })
+        let now = clock.now()
+        return (key, fleetWhy(key, scheduler.explain(key, at: now), at: now).map { ($0, MessageID.behind($0.code)) })
     }
 
     /// The metrics, in the OpenMetrics text format (or the Prometheus one, for `MetricsFile=`).
@@ -178,9 +179,15 @@ extension Daemon {
     private func info(for key: TaskKey, now: ClockReading) -> TaskInfo {
         let state = scheduler.tasks[key]!
         let record = history.records[key] ?? TaskRecord()
-        return TaskInfo(
+        var info = TaskInfo(
             state, current: state.currentRunID.flatMap { scheduler.runs[$0] },
             queued: state.queue.compactMap { scheduler.runs[$0] }, recent: Array(record.history.suffix(5).reversed()),
             last: record.lastResult, health: scheduler.health(of: key), now: now)
+        if !fleetRuns.isEmpty, let id = state.currentRunID, let hold = fleetRuns[id], hold.pending {
+            info.current?.waitingFor =
+                hold.unreachable.map { "etcd, to claim its slot: \($0) (FleetUnavailable=wait)" }
+                ?? "etcd, to claim its slot"
+        }
+        return info
     }
 }

@@ -50,6 +50,9 @@ package actor Daemon {
     let makeFleet: (@Sendable (@escaping @Sendable (FleetEvent) -> Void) -> any FleetPort)?
     var fleet: (any FleetPort)?
     var fleetRuns: [String: FleetHold] = [:]
+    /// The timer of the claims asked again (`FleetUnavailable=wait`); why etcd is unreachable, if it is.
+    var fleetTimer: (any DaemonTimer)?
+    var fleetUnreachable: String?
     /// The deadline timer, armed for the scheduler's next deadline.
     var timer: (any DaemonTimer)?
     var timerDeadline: UInt64?
@@ -194,8 +197,8 @@ package actor Daemon {
         while let action = queue.popFirst() {
             switch action {
             case .start(let run): queue += start(run)
-            case .cancel(let run): signal(run, hard: false)
-            case .kill(let run): signal(run, hard: true)
+            case .cancel(let run): queue += signal(run, hard: false)
+            case .kill(let run): queue += signal(run, hard: true)
             case .persistTrigger(let key, let realtime): history.update(key) { $0.lastTriggerUSec = realtime }
             case .persistRequest(let key, let realtime): history.update(key) { $0.requestedUSec = realtime }
             case .persistHealth(let key, let health): history.update(key) { $0.health = health }
@@ -262,14 +265,17 @@ package actor Daemon {
     }
 
     /// Cancellation (`hard`: the hard stop) of a run's handler.
-    private func signal(_ run: Run, hard: Bool) {
-        // No handler yet, its claim pending: it ends once etcd answers (`claimDecided`).
-        if !fleetRuns.isEmpty, fleetRuns[run.id]?.pending == true { return }
+    /// Returns the actions of its end, if it ended at once.
+    private func signal(_ run: Run, hard: Bool) -> [SchedulerAction] {
+        // No handler yet, its claim pending: it ends once etcd answers (`claimDecided`), or now if
+        // it only waits to ask again.
+        if !fleetRuns.isEmpty, fleetRuns[run.id]?.pending == true { return cancelWaitingClaim(run.id) }
         switch (run.inProcess, hard) {
         case (true, false): swift.cancel(run.id)
         case (true, true): swift.abandon(run.id)
         case (false, _): commands.signal(run.id, hard: hard)
         }
+        return []
     }
 
     private func handlerGone(_ run: Run) {

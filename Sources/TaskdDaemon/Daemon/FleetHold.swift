@@ -8,10 +8,16 @@ struct FleetHold {
     /// `Fleet=once`: the slot's nominal time, CLOCK_REALTIME µs.
     var slot: UInt64
     var unavailable: FleetUnavailablePolicy
-    /// True until etcd answered.
+    /// True until the claim is decided: won, lost, or given up.
     var pending = true
     /// The claim's fence token, once won (nil: run unclaimed, `FleetUnavailable=local`).
     var token: UInt64?
     /// The run's `started` event, held back while the claim is pending.
     var startEvent: SchedulerEvent?
+    /// `FleetUnavailable=wait`, etcd unreachable: why, when the claim is asked again and when the
+    /// run gives up (`MaxDeferSec=` after its start; nil: never), CLOCK_MONOTONIC µs. No request
+    /// is on its way while `retryAt` is set.
+    var unreachable: String?
+    var retryAt: UInt64?
+    var giveUpAt: UInt64?
 }

@@ -66,7 +66,8 @@ extension MessageID {
         case .overdue: return .taskOverdue
         case .failing: return .taskFailing
         case .lastRefusal: return .queueOverflow
-        case .nextTimer, .wakeOnly, .lastResult, .failures: return nil
+        case .fleetUnavailable: return .fleetUnavailable
+        case .nextTimer, .wakeOnly, .lastResult, .failures, .fleet, .claimPending: return nil
         }
     }
 }
