@@ -56,6 +56,13 @@ public struct TaskRequirement: Sendable {
         TaskRequirement { $0.maxDefer = TimeSpan(wait) }
     }
 
+    /// A place in the concurrency group `name` (`ConcurrencyGroup=NAME:SIZE`): at most `size` runs
+    /// of the group's tasks run at a time; the others wait their turn in order, holding no slot.
+    /// Every task of a group gives the same size.
+    public static func concurrencyGroup(_ name: String, size: Int = 1) -> TaskRequirement {
+        TaskRequirement { $0.concurrencyGroup = ConcurrencyGroup(name, size: max(1, size)) }
+    }
+
     /// For a `fleet:` `.once` or `.max(n)` task, what a run does when etcd cannot be reached to
     /// claim it (`FleetUnavailable=`); by default `.skip`. `.wait` waits up to `giveUpAfter`.
     public static func whenFleetUnavailable(_ policy: FleetUnavailablePolicy) -> TaskRequirement {

@@ -25,6 +25,11 @@ public enum ConfigLoader {
         var fromFiles: [TaskKey: String] = [:]
         let swiftByName = Dictionary(grouping: swiftTasks, by: \.key.identifier)
         var shared = SharedValues()
+        // Each group's size, and where it was given (nil: in code): every task of a group gives the same.
+        var groups: [String: (size: Int, at: SourceLocation?)] = [:]
+        for task in swiftTasks {
+            if let g = task.concurrencyGroup, groups[g.name] == nil { groups[g.name] = (g.size, nil) }
+        }
         for name in TextFiles.list(tasksDirectory, suffix: ".task") ?? [] {
             let path = tasksDirectory + "/" + name
             guard let file = parseTaskFile(path, &diagnostics) else { continue }
@@ -84,6 +89,18 @@ public enum ConfigLoader {
                         file.fleetLocation ?? at, key: "Fleet",
                         "no FleetEndpoints= in taskd.conf's [Daemon]: the task runs on this host as Fleet=host would",
                         severity: .warning))
+            }
+            if let g = definition.concurrencyGroup {
+                if let known = groups[g.name], known.size != g.size {
+                    let there = known.at.map { "\($0.file):\($0.line)" } ?? "a task registered in code"
+                    diagnostics.append(
+                        ConfigDiagnostic(
+                            file.groupLocation ?? at, key: "ConcurrencyGroup",
+                            "group \(g.name) has size \(known.size) (\(there)); every task of a group gives the same size"
+                        ))
+                    continue
+                }
+                if groups[g.name] == nil { groups[g.name] = (g.size, file.groupLocation) }
             }
             if let base, base.key != definition.key { definitions[base.key] = nil }
             fromFiles[definition.key] = path

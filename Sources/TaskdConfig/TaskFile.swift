@@ -22,6 +22,8 @@ public struct TaskFile: Sendable {
     var relativeTimerLocation: SourceLocation?
     /// Where `Fleet=` was set, for the diagnostic of a `Fleet=once` with no calendar.
     var fleetLocation: SourceLocation?
+    /// Where `ConcurrencyGroup=` was set, for the diagnostic of a size unlike the group's.
+    var groupLocation: SourceLocation?
     /// The list keys given so far: the first one in a file replaces the list it starts from.
     var listsStarted: Set<String> = []
     /// The entries applied, in order, to apply again onto a Swift task's own definition.

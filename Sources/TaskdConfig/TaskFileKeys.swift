@@ -31,6 +31,15 @@ enum TaskFileKeys {
                 f.definition.fleet = mode
                 f.fleetLocation = e.location
             },
+            "ConcurrencyGroup": { f, e throws(ConfigDiagnostic) in
+                guard let group = ConcurrencyGroup(parsing: e.value) else {
+                    throw ConfigDiagnostic(
+                        e.location, key: e.key,
+                        "'\(e.value)' is not NAME or NAME:SIZE (letters, digits, '.', '_', '-'; SIZE from 1 to 1000)")
+                }
+                f.definition.concurrencyGroup = group
+                f.groupLocation = e.location
+            },
             "FleetUnavailable": { f, e throws(ConfigDiagnostic) in
                 f.definition.fleetUnavailable = try Value.choice(e, "skip, local or wait")
             },

@@ -77,6 +77,7 @@ public struct RunInfo: Hashable, Sendable, JSONValueConvertible {
         partial = run.partial
         previousRunId = run.previousAttemptID
         waitingFor = run.waitingFor.isEmpty ? nil : run.waitingFor.map(\.waitingText).joined(separator: ", ")
+        if run.waitingForGroup, let group = run.group { waitingFor = "its turn in ConcurrencyGroup=\(group)" }
         progressCompleted = run.progress?.completed
         progressTotal = run.progress?.total
         status = run.progress?.status

@@ -151,6 +151,26 @@ struct ConfigLoaderTests {
         #expect(config.tasks.map(\.fleetUnavailable) == [.skip, .local])
     }
 
+    @Test(
+        "ConcurrencyGroup=: every task of a group gives its size; another size is said at its line, the task left out")
+    func concurrencyGroupSizes() throws {
+        let f = try ConfigFixture()
+        let first = try f.write("tasks.d/a.task", "[Task]\nConcurrencyGroup=db:2\n[Exec]\nExecStart=/bin/true\n")
+        try f.write("tasks.d/b.task", "[Task]\nConcurrencyGroup=db:2\n[Exec]\nExecStart=/bin/true\n")
+        let other = try f.write(
+            "tasks.d/c.task", "[Task]\nDescription=x\nConcurrencyGroup=db\n[Exec]\nExecStart=/bin/true\n")
+        let bad = try f.write("tasks.d/d.task", "[Task]\nConcurrencyGroup=db:0\n[Exec]\nExecStart=/bin/true\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(
+            config.diagnostics.map(\.description) == [
+                "\(other):3: error: ConcurrencyGroup=: group db has size 2 (\(first):2); every task of a group gives the same size",
+                "\(bad):2: error: ConcurrencyGroup=: 'db:0' is not NAME or NAME:SIZE (letters, digits, '.', '_', '-'; SIZE from 1 to 1000)",
+            ])
+        #expect(config.tasks.map(\.key.identifier) == ["a", "b"])
+        #expect(
+            config.tasks.map(\.concurrencyGroup) == [ConcurrencyGroup("db", size: 2), ConcurrencyGroup("db", size: 2)])
+    }
+
     @Test("a fleet task with no FleetEndpoints=: a warning at its Fleet= line, the task loaded")
     func fleetWithoutEndpoints() throws {
         let f = try ConfigFixture()

@@ -139,6 +139,30 @@ def test_max_concurrent_runs_queues_runs_and_records_the_wait(daemon_factory):
     assert waited["deadlineUSec"] - waited["startedUSec"] == waited["budgetUSec"]  # both from one reading
 
 
+def test_a_concurrency_group_runs_its_tasks_one_at_a_time_in_order(daemon_factory, tmp_path):
+    # Three tasks in ConcurrencyGroup=db: their runs never overlap, start in the order they were
+    # woken, and the ones waiting hold no slot: a task outside the group runs meanwhile.
+    log = tmp_path / "db.log"
+    job = lambda name: task(f"/bin/sh -c 'echo start {name} >> {log}; sleep 0.4; echo end {name} >> {log}'",
+                            kind="processing", extra="ConcurrencyGroup=db")
+    d = daemon_factory({"a.task": job("a"), "b.task": job("b"), "c.task": job("c"),
+                        "free.task": task(f"/bin/sh -c 'echo free >> {log}'", kind="processing")},
+                       daemon_conf="[Daemon]\nMaxConcurrentRuns=2\n").start()
+    runs = [wake_json(d, name)[0] for name in ("a", "b", "c")]
+    assert [r["state"] for r in runs] == ["running", "queued", "queued"]
+    assert runs[1]["waitingFor"] == "its turn in ConcurrencyGroup=db"
+    why = d.taskctl("why", "c").stdout
+    assert f"run {runs[2]['runId'][:8]} waits its turn in ConcurrencyGroup=db: 1 of 1 place(s) taken " \
+           f"(run {runs[0]['runId'][:8]} of a), 1 run(s) ahead of it" in why, why
+    assert wake_json(d, "free")[0]["state"] == "running", "a slot is free: the waiting runs hold none"
+    wait_for(lambda: len(ends(d, "c")) == 1, timeout=20, what="c to end")
+    lines = log.read_text().split()
+    group = [w for w in log.read_text().splitlines() if w != "free"]
+    assert group == ["start a", "end a", "start b", "end b", "start c", "end c"], lines
+    queued = events(d, "b", QUEUED)
+    assert queued[0]["TASK_QUEUE"] == "group" and queued[0]["TASK_CONCURRENCY_GROUP"] == "db"
+
+
 def test_typed_swift_handler_decodes_its_payload_and_returns_a_result(daemon_factory):
     d = daemon_factory({}, binary=WEATHERD).start()
     r = d.taskctl("wake", "WEATHER_DATA", "--payload", '{"city": "Oslo", "steps": 1}', "--wait", "--json")

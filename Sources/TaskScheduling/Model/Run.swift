@@ -40,6 +40,10 @@ public struct Run: Hashable, Sendable {
     public var result: String?
     /// The conditions the run waits for, before it starts (empty once they hold).
     public var waitingFor: [TaskCondition] = []
+    /// The concurrency group (`ConcurrencyGroup=`) whose place the run holds or waits for, and
+    /// whether it waits for one.
+    public var group: String?
+    public var waitingForGroup = false
     /// The conditions whose loss cancelled the run (`ConditionLost=cancel`, reason `condition-lost`).
     public var lostConditions: [TaskCondition] = []
     /// True when the handler ended by itself and successfully after cancellation was signalled

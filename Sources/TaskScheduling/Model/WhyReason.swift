@@ -5,6 +5,8 @@ public struct WhyReason: Hashable, Sendable {
         case stopping, sleeping, draining, paused, running
         case waitingForConditions = "waiting-for-conditions"
         case waitingForSlot = "waiting-for-slot"
+        /// Its run waits for a place in its task's concurrency group (`ConcurrencyGroup=`).
+        case waitingForGroup = "waiting-for-group"
         case queuedBehind = "queued-behind"
         case joinsRun = "joins-run"
         case replacesRun = "replaces-run"

@@ -97,7 +97,7 @@ extension Scheduler {
 
     /// The task's current run may start: now if a slot is free, else in the ready queue.
     /// `definition`, if given, is its task's (saving a look-up).
-    private mutating func admit(
+    mutating func admit(
         _ id: String, definition: TaskDefinition? = nil, at now: ClockReading, actions: inout [SchedulerAction]
     ) {
         guard let run = runs[id] else { return }
@@ -115,6 +115,11 @@ extension Scheduler {
             !d.conditions.isDisjoint(with: unheldConditions)
         {
             waitForConditions(&run, definition: d, at: now, actions: &actions)
+            return run
+        }
+        if !groups.sizes.isEmpty, let d = definition ?? tasks[run.key]?.definition,
+            !passGroupGate(&run, definition: d, actions: &actions)
+        {
             return run
         }
         if ready.isEmpty && activeCount < maxConcurrentRuns && !isSleeping && !isDraining {
@@ -144,6 +149,11 @@ extension Scheduler {
     ) {
         run.waitingFor = d.conditions.intersection(unheldConditions).sorted()
         runs[run.id] = run
+        // Waiting for its conditions, it holds no place of its group either.
+        if let name = run.group {
+            runs[run.id]!.group = nil
+            leaveGroup(run.id, name, at: now, actions: &actions)
+        }
         if !deferred.contains(run.id) {
             deferred.append(run.id)
             if d.maxDefer.microseconds > 0 { deferUntil[run.id] = run.queued.monotonic &+ d.maxDefer.microseconds }
@@ -162,10 +172,14 @@ extension Scheduler {
             deferred.removeAll { $0 == id }
             deferUntil[id] = nil
             runs[id]!.waitingFor = []
+            if !groups.sizes.isEmpty, var run = runs[id] {
+                let passed = passGroupGate(&run, definition: d, actions: &actions)
+                runs[id] = run
+                if !passed { continue }
+            }
             makeReady(id)
         }
-        var free = maxConcurrentRuns - activeCount  // counted once: each start takes one slot
-        while !isStopping, !isSleeping, !isDraining, !ready.isEmpty, free > 0 {
+        while !isStopping, !isSleeping, !isDraining, !ready.isEmpty, activeCount < maxConcurrentRuns {
             let id = ready.removeFirst()
             if !allConditionsHold, var run = runs[id], let d = tasks[run.key]?.definition,
                 !d.conditions.isDisjoint(with: unheldConditions)
@@ -174,7 +188,6 @@ extension Scheduler {
                 continue
             }
             start(id, at: now, actions: &actions)
-            free -= 1
         }
         return actions
     }
@@ -234,6 +247,7 @@ extension Scheduler {
             if run.blocksSleep { runsBlockingSleep -= 1 } else { runsDelayingSleep -= 1 }
             tasks[run.key]?.lastDeactivation = now.monotonic
         }
+        if let name = run.group { leaveGroup(id, name, at: now, actions: &actions) }
         // The fields this needs, not a copy of the state: see `trigger`.
         guard
             case let (policy, nextQueued)? = tasks[run.key].flatMap({

@@ -41,6 +41,10 @@ extension Scheduler {
         }
         if run.blocksSleep { runsBlockingSleep += 1 } else { runsDelayingSleep += 1 }
         inhibitors.runStarted = true
+        // It holds a place of its task's group, beyond the size if need be: it runs already.
+        run.waitingForGroup = false
+        run.group = tasks[run.key]?.definition.concurrencyGroup?.name
+        if let name = run.group { groups.hold(run.id, in: name) }
         runs[run.id] = run
         return true
     }

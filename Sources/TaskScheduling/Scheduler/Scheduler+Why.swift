@@ -89,6 +89,16 @@ extension Scheduler {
             let giveUp = deferUntil[id].map { "; gives up at \(time(now.realtime(at: $0)))" } ?? ""
             reasons.append(
                 WhyReason(.waitingForConditions, "run \(id.prefix(8)) waits: \(what)\(giveUp)", runID: id))
+        } else if run.waitingForGroup, let name = run.group {
+            let holders = (groups.holders[name] ?? []).compactMap { runs[$0] }
+            let held = holders.map { "run \($0.id.prefix(8)) of \($0.key.identifier)" }.joined(separator: ", ")
+            let ahead = groups.waiting[name]?.firstIndex(of: id) ?? 0
+            reasons.append(
+                WhyReason(
+                    .waitingForGroup,
+                    "run \(id.prefix(8)) waits its turn in ConcurrencyGroup=\(name): \(holders.count) of "
+                        + "\(groups.sizes[name] ?? 1) place(s) taken (\(held)), \(ahead) run(s) ahead of it",
+                    runID: id))
         } else if let position = ready.firstIndex(of: id) {
             reasons.append(
                 WhyReason(

@@ -16,6 +16,8 @@ public struct Scheduler: Sendable {
     public internal(set) var ready: [String] = []
     /// Runs that wait for their task's conditions, oldest first; they hold no slot.
     public internal(set) var deferred: [String] = []
+    /// The concurrency groups' places, and the runs waiting for one (`Scheduler+Groups`).
+    var groups = GroupGate()
     /// When a deferred run gives up (`MaxDeferSec=`), by run id.
     var deferUntil: [String: UInt64] = [:]
     /// The conditions that do not hold now (`conditionsChanged`); none until told otherwise.
@@ -83,6 +85,7 @@ public struct Scheduler: Sendable {
                 persistedRequest: persistedRequests[d.key])
             drawRandomDelay(d.key)
         }
+        groups.sizes = Self.groupSizes(definitions)
         for (key, h) in persistedHealth where tasks[key] != nil {
             health[key] = h
             if let pause = h.pause { armPause(key, pause, at: startedAt) }
@@ -381,6 +384,8 @@ public struct Scheduler: Sendable {
             }
         }
         for key in diff.added + diff.changed { armOverdue(key, at: now) }
+        groups.sizes = Self.groupSizes(definitions)
+        for name in groups.sizes.keys.sorted() { admitWaiting(in: name, at: now, actions: &actions) }
         actions += pump(at: now)
         return (diff, endBatch(actions))
     }

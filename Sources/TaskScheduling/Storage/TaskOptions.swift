@@ -32,6 +32,8 @@ public struct TaskOptions: Hashable, Sendable {
     public var fleet = FleetMode.host
     /// `FleetUnavailable=`: what a fleet run does when etcd cannot be reached.
     public var fleetUnavailable = FleetUnavailablePolicy.skip
+    /// `ConcurrencyGroup=`: the group of tasks whose runs share its places (nil: none).
+    public var concurrencyGroup: ConcurrencyGroup?
     /// `Overlap=`: what a trigger does when it finds a run in progress.
     public var overlap = OverlapPolicy.coalesce
     /// `QueueLimit=`: how many runs may wait behind the run in progress with `Overlap=queue`.

@@ -28,6 +28,11 @@ package struct EventJournal: Sendable {
                 .runStarted, 6,
                 "\(name): run \(short) started (trigger \(run.trigger.rawValue)"
                     + (run.attempt > 1 ? ", attempt \(run.attempt)" : "") + ", budget \(run.budget))")
+        case .waiting where run.waitingForGroup:
+            let group = run.group ?? ""
+            entry = Self.entry(.runQueued, 6, "\(name): run \(short) waits its turn in ConcurrencyGroup=\(group)")
+            entry.set("TASK_QUEUE", "group")
+            entry.set("TASK_CONCURRENCY_GROUP", group)
         case .waiting:
             entry = Self.entry(.runQueued, 6, "\(name): run \(short) waits for a free slot (MaxConcurrentRuns=)")
             entry.set("TASK_QUEUE", "slot")

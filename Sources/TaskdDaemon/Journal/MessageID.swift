@@ -60,7 +60,7 @@ extension MessageID {
         case .paused: return .taskPaused
         case .running: return .runStarted
         case .waitingForConditions: return .conditionsChanged
-        case .waitingForSlot, .queuedBehind: return .runQueued
+        case .waitingForSlot, .waitingForGroup, .queuedBehind: return .runQueued
         case .joinsRun, .replacesRun: return .coalesced
         case .retryPending: return .retryScheduled
         case .overdue: return .taskOverdue
