@@ -44,7 +44,7 @@ extension Commands {
         } else if !wait {
             final.forEach { Terminal.out(describe($0)) }
         }
-        if final.contains(where: { $0.disposition == .refused }) { return .runDidNotComplete }
+        if final.contains(where: { $0.disposition.isDropped }) { return .runDidNotComplete }
         if wait && !final.allSatisfy({ $0.state == .completed }) { return .runDidNotComplete }
         return .success
     }
@@ -98,6 +98,9 @@ extension Commands {
             return "\(run.task): wake refused: the queue is full (QueueLimit=) and its payload differs from "
                 + "that of the last queued run, \(run.runId)"
         }
+        if run.disposition == .skipped {
+            return "\(run.task): skipped: run \(run.runId) is in progress and the task has Overlap=skip"
+        }
         if run.disposition == .paused {
             return
                 "\(run.task): paused: the wake was recorded (run \(run.runId)) and not run; taskctl resume \(run.task)"
@@ -110,7 +113,7 @@ extension Commands {
             case .queued: return "\(head) queued behind the run in progress (Overlap=queue)"
             case .started where run.waitingFor != nil:
                 return "\(head) waiting: \(run.waitingFor!) (trigger \(run.trigger.rawValue))"
-            case .started, .refused, .paused:
+            case .started, .refused, .skipped, .paused:
                 let attempt = run.attempt > 1 ? ", attempt \(run.attempt)" : ""
                 let budget = Terminal.span(run.budgetUSec)
                 return "\(head) \(run.state.rawValue) (trigger \(run.trigger.rawValue)\(attempt), budget \(budget))"

@@ -21,7 +21,7 @@ enum TaskFileKeys {
             },
             "CancelGraceSec": { f, e throws(ConfigDiagnostic) in f.definition.cancelGrace = try Value.finiteSpan(e) },
             "Overlap": { f, e throws(ConfigDiagnostic) in
-                f.definition.overlap = try Value.choice(e, "coalesce, queue or replace")
+                f.definition.overlap = try Value.choice(e, "coalesce, queue, replace or skip")
             },
             "Fleet": { f, e throws(ConfigDiagnostic) in
                 guard let mode = FleetMode(parsing: e.value) else {

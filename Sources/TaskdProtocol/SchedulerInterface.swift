@@ -37,8 +37,9 @@ public enum SchedulerInterface {
           # What the wake did for this task: started, coalesced (joined the run in progress), queued (waits
           # behind it, Overlap=queue, or a payload unlike the run's), overflow (the queue was full: joined
           # the last queued run), refused (the queue was full and the payload differs from the last
-          # queued run's: not run; the run is the one it would have joined) or paused (the task is paused:
-          # recorded as a run that ended at once, not run).
+          # queued run's: not run; the run is the one it would have joined), skipped (a run was in
+          # progress and the task has Overlap=skip: not run; the run is the one in progress) or paused
+          # (the task is paused: recorded as a run that ended at once, not run).
           disposition: string,
           # True when disposition is coalesced or overflow.
           coalesced: bool,
@@ -105,7 +106,7 @@ public enum SchedulerInterface {
           handler: string,
           budgetUSec: int,
           cancelGraceUSec: int,
-          # coalesce, queue or replace.
+          # coalesce, queue, replace or skip.
           overlap: string,
           maxAttempts: int,
           # The run in progress (running, or queued for a free slot).
@@ -194,7 +195,7 @@ public enum SchedulerInterface {
         method Upgrade() -> (previousVersion: string, version: string, runs: int)
 
         # One reason a task runs, waits or does not run now. code: stopping, sleeping, draining, paused, running,
-        # waiting-for-conditions, waiting-for-slot, waiting-for-group, queued-behind, joins-run, replaces-run, retry-pending,
+        # waiting-for-conditions, waiting-for-slot, waiting-for-group, queued-behind, joins-run, replaces-run, skips-trigger, retry-pending,
         # next-timer, wake-only, overdue, failing (alerted), failures, last-refusal, last-result, fleet,
         # claim-pending or fleet-unavailable;
         # messageId: the journal MESSAGE_ID of the entries behind it, where there are some.

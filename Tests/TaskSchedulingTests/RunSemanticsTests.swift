@@ -95,6 +95,25 @@ struct OverlapTests {
         #expect(s.tasks[first.run.key]?.currentRunID == second.run.id)
     }
 
+    @Test("skip: a trigger while a run is in progress is dropped, its wake answered; the next one after the end runs")
+    func skip() {
+        var s = scheduler([policyTask("s", overlap: .skip)])
+        let first = s.wakeOne("s", record: "a", at: clock.now)
+        let second = s.wakeOne("s", record: "b", at: clock.at(seconds: 1))
+        #expect(second.disposition == .skipped && second.run.id == first.run.id)
+        #expect(second.trace == ["settle:b", "skipped"])
+        #expect(s.runs[first.run.id]?.records == ["a"] && s.tasks[first.run.key]?.queue.isEmpty == true)
+        let why = s.explain(first.run.key, at: clock.at(seconds: 1))
+        #expect(why.contains { $0.code == .skipsTrigger && $0.runID == first.run.id })
+        _ = s.handlerEnded(runID: first.run.id, termination: .exited(0), at: clock.at(seconds: 2))
+        let third = s.wakeOne("s", at: clock.at(seconds: 3))
+        #expect(third.disposition == .started && third.trace == ["start", "started"])
+        // An id still decides by itself: another id replaces the run, the same one joins it.
+        let other = s.wakeOne("s", id: "x", at: clock.at(seconds: 4))
+        #expect(other.disposition == .started && s.runs[third.run.id]?.cancelReason == .superseded)
+        #expect(s.wakeOne("s", id: "x", at: clock.at(seconds: 5)).disposition == .coalesced)
+    }
+
     @Test("task(id:): the same id joins the run whatever the policy; another id supersedes it")
     func wakeIDs() {
         var s = scheduler([policyTask("t", overlap: .queue)])

@@ -58,6 +58,7 @@ extension [SchedulerAction] {
             case .report(.queued): return "queued"
             case .report(.overflow): return "overflow"
             case .report(.refused): return "refused"
+            case .report(.skipped): return "skipped"
             case .report(.retryWaits): return "retry-waits"
             case .report(.retryDropped): return "retry-dropped"
             case .report(.deferred(let run)):

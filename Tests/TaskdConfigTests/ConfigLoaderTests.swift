@@ -242,7 +242,10 @@ struct ConfigLoaderTests {
             "[Timer]\nRandomizedDelaySec=infinity\n[Exec]\nExecStart=/bin/true", 2, "RandomizedDelaySec",
             "must be finite"
         ),
-        ("[Task]\nOverlap=sometimes\n[Exec]\nExecStart=/bin/true", 2, "Overlap", "not coalesce, queue or replace"),
+        (
+            "[Task]\nOverlap=sometimes\n[Exec]\nExecStart=/bin/true", 2, "Overlap",
+            "not coalesce, queue, replace or skip"
+        ),
         ("[Task]\nMaxAttempts=0\n[Exec]\nExecStart=/bin/true", 2, "MaxAttempts", "whole number from 1 to 1000"),
         ("[Task]\nQueueLimit=lots\n[Exec]\nExecStart=/bin/true", 2, "QueueLimit", "whole number from 0"),
         ("[Task]\nRetryJitter=1.5\n[Exec]\nExecStart=/bin/true", 2, "RetryJitter", "fraction from 0 to 1"),

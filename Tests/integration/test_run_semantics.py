@@ -139,6 +139,19 @@ def test_max_concurrent_runs_queues_runs_and_records_the_wait(daemon_factory):
     assert waited["deadlineUSec"] - waited["startedUSec"] == waited["budgetUSec"]  # both from one reading
 
 
+def test_overlap_skip_drops_a_trigger_while_a_run_is_in_progress_and_says_so(daemon_factory, tmp_path):
+    d = daemon_factory({"s.task": task("/bin/sleep 0.5", kind="processing", extra="Overlap=skip")}).start()
+    first = wake_json(d, "s")[0]
+    r = d.taskctl("wake", "s")
+    assert r.returncode == 1 and f"s: skipped: run {first['runId']} is in progress" in r.stdout, r.stdout
+    skipped = [e for e in journal(TASK="s") if e.get("MESSAGE_ID") == "d8325cf6120e404883850532f14efc60"]
+    assert len(skipped) == 1 and skipped[0]["TASK_SKIPPED_TRIGGER"] == "wake" and skipped[0]["TASK_RUN_ID"] == first["runId"]
+    wait_for(lambda: len(ends(d, "s")) == 1, what="the run to end")
+    assert wake_json(d, "s")[0]["disposition"] == "started"
+    wait_for(lambda: len(ends(d, "s")) == 2, what="the next run to end")
+    assert len(events(d, "s", STARTED)) == 2, "the skipped wake never ran"
+
+
 def test_a_concurrency_group_runs_its_tasks_one_at_a_time_in_order(daemon_factory, tmp_path):
     # Three tasks in ConcurrencyGroup=db: their runs never overlap, start in the order they were
     # woken, and the ones waiting hold no slot: a task outside the group runs meanwhile.
@@ -235,7 +248,7 @@ def test_an_invalid_reload_changes_nothing_and_says_where(daemon_factory):
     (d.config / "tasks.d" / "b.task").write_text("[Task]\nOverlap=sometimes\n[Exec]\nExecStart=/bin/true\n")
     r = d.taskctl("reload")
     assert r.returncode == 1
-    assert f"{d.config}/tasks.d/b.task:2: error: Overlap=: 'sometimes' is not coalesce, queue or replace" in r.stderr
+    assert f"{d.config}/tasks.d/b.task:2: error: Overlap=: 'sometimes' is not coalesce, queue, replace or skip" in r.stderr
     assert d.taskctl("status", "b").returncode == 3 and d.taskctl("status", "a").returncode == 0
     refused = wait_for(lambda: [e for e in journal(MESSAGE_ID=RELOADED, _PID=str(d.proc.pid))], what="the entry")
     assert "reload refused" in refused[0]["MESSAGE"]

@@ -6,4 +6,6 @@ public enum OverlapPolicy: String, Hashable, Sendable, CaseIterable {
     case queue
     /// The run in progress is cancelled (reason `superseded`) and a new run starts.
     case replace
+    /// The trigger is dropped: it does not run, and the journal says so (a wake's reply: `skipped`).
+    case skip
 }

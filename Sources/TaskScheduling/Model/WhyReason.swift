@@ -10,6 +10,7 @@ public struct WhyReason: Hashable, Sendable {
         case queuedBehind = "queued-behind"
         case joinsRun = "joins-run"
         case replacesRun = "replaces-run"
+        case skipsTrigger = "skips-trigger"
         case retryPending = "retry-pending"
         case nextTimer = "next-timer"
         case wakeOnly = "wake-only"

@@ -28,6 +28,12 @@ extension Scheduler {
             let otherWork =
                 request.distinct
                 || (request.wakeID == nil && request.payload != nil && request.payload != current.payload)
+            if !supersedes && request.wakeID == nil && definition.overlap == .skip {
+                // Dropped, and said so: its wakes are answered.
+                if !request.records.isEmpty { actions.append(.settle(request.records)) }
+                actions.append(.report(.skipped(current, request.trigger)))
+                return WakeResult(run: current, disposition: .skipped)
+            }
             if !supersedes && !otherWork && (request.wakeID != nil || definition.overlap == .coalesce) {
                 current.records += request.records
                 runs[currentID] = current

@@ -119,6 +119,11 @@ extension Scheduler {
         case .replace:
             reasons.append(
                 WhyReason(.replacesRun, "a trigger now replaces run \(id.prefix(8)) (Overlap=replace)", runID: id))
+        case .skip:
+            reasons.append(
+                WhyReason(
+                    .skipsTrigger, "a trigger now is skipped: run \(id.prefix(8)) is in progress (Overlap=skip)",
+                    runID: id))
         case .queue:
             break
         }

@@ -18,6 +18,9 @@ public enum SchedulerEvent: Hashable, Sendable {
     /// A trigger found the task's queue full, and its payload differs from the last queued run's:
     /// it was refused (the run given is the one it would have joined).
     case refused(Run, Trigger)
+    /// A trigger found the task's run in progress and `Overlap=skip` dropped it (the run given is
+    /// the one in progress).
+    case skipped(Run, Trigger)
     /// The run failed; attempt `run.attempt + 1` starts after `delay` microseconds.
     case retryScheduled(Run, delay: UInt64)
     /// The retry of this run, abandoned at its budget's end, waits for its Swift task to return,
@@ -34,7 +37,8 @@ public enum SchedulerEvent: Hashable, Sendable {
     public var run: Run {
         switch self {
         case .started(let r), .waiting(let r), .queued(let r), .cancelling(let r), .killing(let r), .ended(let r),
-            .coalesced(let r, _), .overflow(let r, _), .refused(let r, _), .retryScheduled(let r, _),
+            .coalesced(let r, _), .overflow(let r, _), .refused(let r, _), .skipped(let r, _),
+            .retryScheduled(let r, _),
             .retryWaits(let r, _), .retryDropped(let r), .deferred(let r), .progress(let r):
             return r
         }

@@ -40,7 +40,7 @@ final class RunFollower: Sendable {
     private func apply(_ update: RunInfo, _ p: inout Progress) {
         // The run itself, or the retry of one (which takes its place).
         guard !p.done,
-            let index = p.latest!.firstIndex(where: { $0.runId == update.runId && $0.disposition != .refused })
+            let index = p.latest!.firstIndex(where: { $0.runId == update.runId && !$0.disposition.isDropped })
                 ?? p.latest!.firstIndex(where: { $0.runId == update.previousRunId && update.previousRunId != nil })
         else { return }
         var info = update
@@ -57,8 +57,8 @@ final class RunFollower: Sendable {
 
     /// Sends the runs as they are; final once every one has ended.
     private func tell(_ p: inout Progress) {
-        // A refused wake has nothing to follow; a failed run whose retry comes is not over.
-        let ended = p.latest!.allSatisfy { ($0.hasEnded && $0.retryInUSec == nil) || $0.disposition == .refused }
+        // A refused or skipped wake has nothing to follow; a failed run whose retry comes is not over.
+        let ended = p.latest!.allSatisfy { ($0.hasEnded && $0.retryInUSec == nil) || $0.disposition.isDropped }
         p.done = ended
         if call.isClosed { return }
         call.reply(RunsReply(runs: p.latest!), continues: !ended)

@@ -68,7 +68,7 @@ extension Daemon {
             actions += more
         }
         if let watch {
-            let followed = results.filter { $0.disposition != .refused }.map(\.run.id)
+            let followed = results.filter { !$0.disposition.isDropped }.map(\.run.id)
             watchers.add(Set(followed), followRetries: followRetries, notify: watch)
         }
         let rest = startRuns(in: actions)

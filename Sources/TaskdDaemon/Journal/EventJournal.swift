@@ -53,6 +53,11 @@ package struct EventJournal: Sendable {
                 "\(name): queue full (QueueLimit=) and the \(trigger.rawValue) trigger's payload differs from "
                     + "queued run \(short)'s: refused")
             entry.set("TASK_REFUSED_TRIGGER", trigger.rawValue)
+        case .skipped(_, let trigger):
+            entry = Self.entry(
+                .triggerSkipped, 6,
+                "\(name): \(trigger.rawValue) trigger skipped: run \(short) is in progress (Overlap=skip)")
+            entry.set("TASK_SKIPPED_TRIGGER", trigger.rawValue)
         case .retryWaits(_, let until):
             let most = TimeSpan(microseconds: until).format(accuracy: 1000)
             entry = Self.entry(

@@ -10,6 +10,7 @@ public enum MessageID: String, CaseIterable, Sendable {
     case runKilled = "4939f917eaf743b9b7ca11b4ef35fb69"
     case retryScheduled = "d1892297389f4e5ea2d10904b6e788ae"
     case coalesced = "0a2a55cb4cda494482f6903f8d647905"
+    case triggerSkipped = "d8325cf6120e404883850532f14efc60"
     case daemonReady = "ec6ef32d746e48259e4b7695a2f415e5"
     case reloaded = "bf363b6378874defbffcaf696822ca41"
     case requestRejected = "d17a36ff297a4f96b037619afdb683b6"
@@ -62,6 +63,7 @@ extension MessageID {
         case .waitingForConditions: return .conditionsChanged
         case .waitingForSlot, .waitingForGroup, .queuedBehind: return .runQueued
         case .joinsRun, .replacesRun: return .coalesced
+        case .skipsTrigger: return .triggerSkipped
         case .retryPending: return .retryScheduled
         case .overdue: return .taskOverdue
         case .failing: return .taskFailing
