@@ -27,6 +27,7 @@ public enum ConfigLoader {
         var shared = SharedValues()
         // Each group's size, and where it was given (nil: in code): every task of a group gives the same.
         var groups: [String: (size: Int, at: SourceLocation?)] = [:]
+        var chainLocations: [TaskKey: (at: SourceLocation, key: String)] = [:]
         for task in swiftTasks {
             if let g = task.concurrencyGroup, groups[g.name] == nil { groups[g.name] = (g.size, nil) }
         }
@@ -103,8 +104,22 @@ public enum ConfigLoader {
                 if groups[g.name] == nil { groups[g.name] = (g.size, file.groupLocation) }
             }
             if let base, base.key != definition.key { definitions[base.key] = nil }
+            if let chain = file.chainLocation { chainLocations[definition.key] = (chain, file.chainKey) }
             fromFiles[definition.key] = path
             definitions[definition.key] = shared.share(definition)
+        }
+        // A chain that comes back to where it started would wake its tasks for ever: the task that
+        // closes it (the last in key order that was given in a file) is left out.
+        while let cycle = ChainGraph.cycle(in: definitions) {
+            let culprit = cycle.last { chainLocations[$0] != nil } ?? cycle.last!
+            let path = (cycle + [cycle[0]]).map(\.identifier).joined(separator: " → ")
+            diagnostics.append(
+                ConfigDiagnostic(
+                    chainLocations[culprit]?.at ?? SourceLocation(file: "(registered in code)", line: 0),
+                    key: chainLocations[culprit]?.key ?? "OnSuccess",
+                    "\(culprit.identifier) closes a cycle of OnSuccess=/OnFailure= wakes (\(path)): it would run for ever"
+                ))
+            definitions[culprit] = nil
         }
         return LoadedConfig(
             daemon: daemon, tasks: definitions.values.sorted { $0.key < $1.key }, diagnostics: diagnostics)

@@ -24,6 +24,9 @@ public struct TaskFile: Sendable {
     var fleetLocation: SourceLocation?
     /// Where `ConcurrencyGroup=` was set, for the diagnostic of a size unlike the group's.
     var groupLocation: SourceLocation?
+    /// Where the first `OnSuccess=`/`OnFailure=` was set, and which, for the diagnostic of a chain's cycle.
+    var chainLocation: SourceLocation?
+    var chainKey = "OnSuccess"
     /// The list keys given so far: the first one in a file replaces the list it starts from.
     var listsStarted: Set<String> = []
     /// The entries applied, in order, to apply again onto a Swift task's own definition.

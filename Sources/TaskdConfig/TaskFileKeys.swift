@@ -121,8 +121,14 @@ enum TaskFileKeys {
             "PauseAfterFailures": { f, e throws(ConfigDiagnostic) in
                 f.definition.pauseAfterFailures = try Value.integer(e, in: 0...10_000)
             },
-            "OnSuccess": { f, e throws(ConfigDiagnostic) in try f.append(\.onSuccess, e, targets) },
-            "OnFailure": { f, e throws(ConfigDiagnostic) in try f.append(\.onFailure, e, targets) },
+            "OnSuccess": { f, e throws(ConfigDiagnostic) in
+                try f.append(\.onSuccess, e, targets)
+                if f.chainLocation == nil { (f.chainLocation, f.chainKey) = (e.location, e.key) }
+            },
+            "OnFailure": { f, e throws(ConfigDiagnostic) in
+                try f.append(\.onFailure, e, targets)
+                if f.chainLocation == nil { (f.chainLocation, f.chainKey) = (e.location, e.key) }
+            },
             "OnOverdue": { f, e throws(ConfigDiagnostic) in try f.append(\.onOverdue, e, targets) },
             "WakeUsers": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeUsers, e, users) },
             "WakeGroups": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeGroups, e, groups) },

@@ -126,6 +126,26 @@ struct HealthTests {
         #expect(payload.contains(#""runId":""#))
     }
 
+    @Test("a chain carries the result: a command's RESULT= (recorded while it runs) and a handler's return value")
+    func chainsCarryTheResult() throws {
+        var (s, clock) = scheduler { $0.onSuccess = ["alert"] }
+        let first = try #require(s.wake(key: job, at: clock.now).result?.run)
+        s.recordResult(runID: first.id, #"{"rows":1}"#)
+        s.recordResult(runID: first.id, #"{"rows":1200}"#)
+        let woken = s.handlerEnded(runID: first.id, termination: .exited(0), at: clock.now).compactMap {
+            action -> Run? in
+            if case .start(let r) = action, r.key == alert { return r }
+            return nil
+        }
+        #expect(woken.first?.payload?.hasSuffix(#""outcome":"completed","result":{"rows":1200}}"#) == true)
+        #expect(s.tasks[job]?.lastRun?.result == #"{"rows":1200}"#, "the last RESULT= is the run's")
+        // A handler's own return value wins over nothing, and a nil one does not erase a RESULT=.
+        let second = try #require(s.wake(key: job, at: clock.advance(seconds: 1)).result?.run)
+        s.recordResult(runID: second.id, #""kept""#)
+        _ = s.handlerEnded(runID: second.id, termination: .exited(0), result: nil, at: clock.now)
+        #expect(s.tasks[job]?.lastRun?.result == #""kept""#)
+    }
+
     @Test("why: paused, the run in progress, what a trigger would do, the next timer, the last result")
     func why() throws {
         var (s, clock) = scheduler { $0.onUnitActive = [.seconds(600)] }

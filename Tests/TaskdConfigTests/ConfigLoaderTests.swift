@@ -171,6 +171,23 @@ struct ConfigLoaderTests {
             config.tasks.map(\.concurrencyGroup) == [ConcurrencyGroup("db", size: 2), ConcurrencyGroup("db", size: 2)])
     }
 
+    @Test("a cycle of OnSuccess=/OnFailure= wakes is refused at the line of the task that closes it; the rest load")
+    func chainCycles() throws {
+        let f = try ConfigFixture()
+        try f.write("tasks.d/a.task", "[Task]\nOnSuccess=b\n[Exec]\nExecStart=/bin/true\n")
+        try f.write("tasks.d/b.task", "[Task]\nOnFailure=alert\nOnSuccess=processing:c\n[Exec]\nExecStart=/bin/true\n")
+        let c = try f.write("tasks.d/c.task", "[Task]\nDescription=c\nOnSuccess=a\n[Exec]\nExecStart=/bin/true\n")
+        let me = try f.write("tasks.d/me.task", "[Task]\nOnFailure=me\n[Exec]\nExecStart=/bin/true\n")
+        try f.write("tasks.d/alert.task", "[Exec]\nExecStart=/bin/true\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(
+            config.diagnostics.map(\.description) == [
+                "\(c):3: error: OnSuccess=: c closes a cycle of OnSuccess=/OnFailure= wakes (a → b → c → a): it would run for ever",
+                "\(me):2: error: OnFailure=: me closes a cycle of OnSuccess=/OnFailure= wakes (me → me): it would run for ever",
+            ])
+        #expect(config.tasks.map(\.key.identifier) == ["a", "alert", "b"])
+    }
+
     @Test("a fleet task with no FleetEndpoints=: a warning at its Fleet= line, the task loaded")
     func fleetWithoutEndpoints() throws {
         let f = try ConfigFixture()

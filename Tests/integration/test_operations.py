@@ -77,6 +77,34 @@ def test_overdue_failing_recovered_and_on_failure_wakes_a_task_with_the_outcome(
     assert "nightly" not in d.taskctl("list", "--failed").stdout
 
 
+def test_a_chain_of_three_commands_passes_a_result_from_the_first_to_the_third(daemon_factory, tmp_path):
+    # extract says its result on the notify descriptor (the last RESULT= counts); transform reads
+    # it from its payload and says its own, which carries extract's on; load writes what reached it.
+    out = tmp_path / "load.json"
+    scripts = {
+        "extract": "#!/bin/sh\necho 'RESULT=not json' >&3\necho 'RESULT={\"rows\": 21}' >&3\n",
+        "transform": "#!/usr/bin/python3\nimport json, os, sys\np = json.load(sys.stdin)\n"
+                     "r = {'rows': p['result']['rows'] * 2, 'from': p['result']}\n"
+                     "os.write(3, ('RESULT=' + json.dumps(r) + '\\n').encode())\n",
+        "load": f"#!/bin/sh\ncat > {out}.tmp && mv {out}.tmp {out}\n",
+    }
+    for name, text in scripts.items():
+        (tmp_path / name).write_text(text)
+        (tmp_path / name).chmod(0o755)
+    d = daemon_factory({
+        "extract.task": task(str(tmp_path / "extract"), extra="OnSuccess=transform"),
+        "transform.task": task(str(tmp_path / "transform"), extra="OnSuccess=load"),
+        "load.task": task(str(tmp_path / "load")),
+    }).start()
+    d.taskctl("wake", "extract")
+    wait_for(out.exists, what=lambda: f"load to run; journal: {[e.get('MESSAGE') for e in journal()][-12:]}")
+    payload = json.loads(out.read_text())
+    assert payload["task"] == "transform" and payload["outcome"] == "completed", payload
+    assert payload["result"] == {"rows": 42, "from": {"rows": 21}}, payload
+    history = json.loads(d.taskctl("history", "extract", "--json").stdout)
+    assert history[0]["result"] == {"rows": 21}, history[0]
+
+
 def test_pause_after_failures_pauses_the_task_and_why_says_so(daemon_factory):
     d = daemon_factory({"flaky.task": task("/bin/false", extra="PauseAfterFailures=1")}).start()
     d.taskctl("wake", "flaky", "--wait")

@@ -105,8 +105,11 @@ extension Scheduler {
         guard outcome == .completed || (failed && !retrying) else { return }
         let before = health[run.key] ?? TaskHealth()
         var h = before
+        // The run's result (a Swift handler's return value, a command's RESULT=) rides along, for
+        // the next task of a chain.
+        let result = run.result.map { #","result":\#($0)"# } ?? ""
         let payload =
-            #"{"task":"\#(run.key.identifier)","kind":"\#(run.key.kind)","runId":"\#(run.id)","outcome":"\#(outcome.rawValue)"}"#
+            #"{"task":"\#(run.key.identifier)","kind":"\#(run.key.kind)","runId":"\#(run.id)","outcome":"\#(outcome.rawValue)"\#(result)}"#
         if outcome == .completed {
             h.lastSuccess = now.realtime
             h.consecutiveFailures = 0

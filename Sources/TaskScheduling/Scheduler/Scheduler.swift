@@ -172,6 +172,12 @@ public struct Scheduler: Sendable {
     /// as it likes; the journal and watchers hear at most this often, the last report always.
     public static let progressInterval: UInt64 = 1_000_000
 
+    /// A command said its result (`RESULT=`, JSON text); the last one given is the run's.
+    public mutating func recordResult(runID: String, _ result: String) {
+        guard runs[runID]?.isActive == true else { return }
+        runs[runID]!.result = result
+    }
+
     /// The run's handler reported progress (`completed` of `total`) and/or a status: kept on the
     /// run at once (`Status` shows it, `ProgressTimeoutSec=` counts from it), told as a `progress`
     /// event at most once per `progressInterval`, the latest report always told in the end.
@@ -311,7 +317,7 @@ public struct Scheduler: Sendable {
             }
             return []
         }
-        runs[runID]?.result = result
+        if let result { runs[runID]?.result = result }
         runs[runID]?.usage = usage
         return endBatch(finish(runID, termination: termination, at: now))
     }

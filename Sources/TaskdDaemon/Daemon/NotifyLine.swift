@@ -1,9 +1,21 @@
+import TaskdProtocol
+
 /// A line a command writes to its notify descriptor (`TASKD_NOTIFY_FD`): `PROGRESS=N/TOTAL`,
-/// `PROGRESS=N` (total unknown) or `STATUS=text`, as `sd_notify`'s assignments. Anything else is
-/// ignored, as `sd_notify` ignores assignments it does not know.
+/// `PROGRESS=N` (total unknown), `STATUS=text` or `RESULT=value`, as `sd_notify`'s assignments.
+/// Anything else is ignored, as `sd_notify` ignores assignments it does not know.
 enum NotifyLine {
+    /// The longest `RESULT=` value kept, in bytes; a longer one is ignored.
+    static let resultLimit = 65536
+
     static func parse(_ line: Substring) -> ProgressMailbox.Report? {
         if line.hasPrefix("STATUS=") { return ProgressMailbox.Report(status: String(line.dropFirst(7))) }
+        if line.hasPrefix("RESULT=") {
+            // JSON as given; any other text as a JSON string. The last one given is the run's result.
+            let value = line.dropFirst(7)
+            guard value.utf8.count <= resultLimit else { return nil }
+            let json = (try? JSONParser.parse(Array(value.utf8))) ?? .string(String(value))
+            return ProgressMailbox.Report(result: json.description)
+        }
         guard line.hasPrefix("PROGRESS=") else { return nil }
         let value = line.dropFirst(9)
         let parts = value.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)

@@ -8,11 +8,14 @@ package struct ProgressMailbox: ~Copyable, Sendable {
         package var completed: Int64?
         package var total: Int64?
         package var status: String?
+        /// A command's `RESULT=`: the run's result, as JSON text.
+        package var result: String?
 
-        package init(completed: Int64? = nil, total: Int64? = nil, status: String? = nil) {
+        package init(completed: Int64? = nil, total: Int64? = nil, status: String? = nil, result: String? = nil) {
             self.completed = completed
             self.total = total
             self.status = status
+            self.result = result
         }
     }
 
