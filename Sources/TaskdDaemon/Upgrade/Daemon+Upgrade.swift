@@ -103,6 +103,7 @@ extension Daemon {
     @discardableResult
     func adopt(_ handed: [HandedRun], known: Bool = false, upgraded: Bool = true) -> Set<String> {
         var records: Set<String> = []
+        var fenced: [String] = []
         for h in handed {
             guard let run = known ? scheduler.runs[h.run.id] : h.run.run else {
                 journal.daemon(
@@ -133,7 +134,24 @@ extension Daemon {
                     activeSnapshots[run.id] = h.run
                     activeChanged = true
                 }
+                if run.fenceToken != nil { fenced.append(run.id) }
             }
+        }
+        // A fleet run's claim hung on the lease of the taskd that started it, which renews it no
+        // more: another host takes the slot over once it lapses, so the run is cancelled first.
+        if !fenced.isEmpty {
+            journal.daemon(
+                .fenceLost, 4,
+                "fleet: \(fenced.count) run(s) taken over from the previous taskd held claims on its lease, "
+                    + "which this one cannot renew; they are cancelled",
+                [("TASKD_FLEET_FENCE_LOST", String(fenced.count))])
+            var actions: [SchedulerAction] = []
+            for id in fenced {
+                if let cancelled = try? scheduler.cancel(target: id, reason: .fenceLost, at: clock.now()) {
+                    actions += cancelled.actions
+                }
+            }
+            perform(actions)
         }
         if !known { afterChange(rearm: true) }
         return records

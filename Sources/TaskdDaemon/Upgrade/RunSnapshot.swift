@@ -33,6 +33,9 @@ package struct RunSnapshot: Codable, Sendable, Hashable {
     var progressTimeout: UInt64
     var progressToldAt: UInt64?
     var progressUntold: Bool
+    /// A fleet run's claim (`Fleet=once`, `max:N`): its holder and fence token.
+    var fleetHost: String?
+    var fenceToken: UInt64?
 
     /// Nil for a run that has not started or has ended: only active runs are handed over.
     init?(_ run: Run) {
@@ -73,6 +76,8 @@ package struct RunSnapshot: Codable, Sendable, Hashable {
         progressTimeout = run.progressTimeout
         progressToldAt = run.progressToldAt
         progressUntold = run.progressUntold
+        fleetHost = run.fleetHost
+        fenceToken = run.fenceToken
     }
 
     /// The run again; nil if a field names what this taskd does not know (a trigger, a reason).
@@ -104,6 +109,8 @@ package struct RunSnapshot: Codable, Sendable, Hashable {
         run.progressTimeout = progressTimeout
         run.progressToldAt = progressToldAt
         run.progressUntold = progressUntold
+        run.fleetHost = fleetHost
+        run.fenceToken = fenceToken
         return run
     }
 }
