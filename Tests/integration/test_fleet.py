@@ -1,149 +1,21 @@
-"""Fleet=once and Fleet=max:N across real taskd instances, coordinated through a real 3-member etcd
-cluster on loopback (Debian's etcd-server; taskd speaks to it through etcdctl, etcd-client).
-
-Every instance has its own state folder, socket and FleetHost=; they share the tasks. The job each
-run does appends to one log: `start SLOT TOKEN HOST NS`, then `end …`, or `cancelled …` when
-taskd cancels it (SIGTERM). The checks read that log, and the instances' journals.
+"""Fleet=once across real taskd instances, coordinated through a real 3-member etcd cluster on
+loopback (fleet_bench.py): each slot runs once, through faults, catch-ups, stops and crashes; the
+checks read the job's log and the instances' journals.
 """
 import json
 import os
 import random
-import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import pytest
 
 from conftest import VARLINK_CALL, journal, wait_for
+from fleet_bench import etcd, fleet_task, instances, job, needs_etcd, read_log  # noqa: F401 (etcd: a fixture)
 
 pytestmark = pytest.mark.integration
-
-ETCD = shutil.which("etcd")
-ETCDCTL = shutil.which("etcdctl")
-needs_etcd = pytest.mark.skipif(not (ETCD and ETCDCTL), reason="etcd is not installed (scripts/packages etcd-server etcd-client)")
-
-JOB = """#!/bin/sh
-# A fleet run's job: its slot, its fence token and its host, when it starts and how it ends.
-log="$1"; seconds="$2"
-trap 'echo "cancelled $TASKD_SCHEDULED_USEC ${TASKD_FENCE_TOKEN:-0} ${TASKD_FLEET_HOST:--} $(date +%s%N)" >> "$log"; exit 1' TERM
-echo "start $TASKD_SCHEDULED_USEC ${TASKD_FENCE_TOKEN:-0} ${TASKD_FLEET_HOST:--} $(date +%s%N)" >> "$log"
-# "random": from 0.5 to 2.5 s.
-[ "$seconds" = random ] && seconds=$(od -An -N1 -tu1 /dev/urandom | awk '{ print 0.5 + $1 / 128 }')
-sleep "$seconds" & wait $!
-echo "end $TASKD_SCHEDULED_USEC ${TASKD_FENCE_TOKEN:-0} ${TASKD_FLEET_HOST:--} $(date +%s%N)" >> "$log"
-"""
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class EtcdCluster:
-    """Three etcd members on loopback, each a process the test can kill and start again."""
-
-    def __init__(self, folder: Path, size=3):
-        self.names = [f"m{i}" for i in range(size)]
-        self.procs = {}
-        # A port found free may be taken before etcd binds it (an outgoing connection's): a
-        # member that exits at once is started again, on new ports, with its cluster.
-        for attempt in range(3):
-            self.folder = folder / f"try{attempt}"
-            self.folder.mkdir(parents=True)
-            self.client = {n: free_port() for n in self.names}
-            self.peer = {n: free_port() for n in self.names}
-            self.initial = ",".join(f"{n}=http://127.0.0.1:{self.peer[n]}" for n in self.names)
-            for n in self.names:
-                self.start(n)
-            try:
-                wait_for(lambda: self.healthy() or any(p.poll() is not None for p in self.procs.values()),
-                         timeout=30, what="the etcd cluster to be healthy")
-            except AssertionError:
-                pass
-            if all(p.poll() is None for p in self.procs.values()) and self.healthy():
-                return
-            self.stop_all()
-        logs = {n: (self.folder / f"{n}.log").read_text()[-2000:] for n in self.names}
-        raise AssertionError(f"no healthy etcd cluster in 3 tries; the last one's logs: {logs}")
-
-    @property
-    def endpoints(self):
-        return ",".join(f"127.0.0.1:{self.client[n]}" for n in self.names)
-
-    def start(self, name):
-        log = open(self.folder / f"{name}.log", "ab")
-        self.procs[name] = subprocess.Popen(
-            [ETCD, "--name", name, "--data-dir", str(self.folder / name),
-             "--listen-client-urls", f"http://127.0.0.1:{self.client[name]}",
-             "--advertise-client-urls", f"http://127.0.0.1:{self.client[name]}",
-             "--listen-peer-urls", f"http://127.0.0.1:{self.peer[name]}",
-             "--initial-advertise-peer-urls", f"http://127.0.0.1:{self.peer[name]}",
-             "--initial-cluster", self.initial, "--initial-cluster-state", "new", "--logger", "zap",
-             "--log-outputs", "stderr"],
-            stdout=log, stderr=log)
-
-    def kill(self, name):
-        self.procs[name].kill()
-        self.procs[name].wait()
-
-    def stop_all(self):
-        for p in self.procs.values():
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-
-    def ctl(self, *args):
-        return subprocess.run([ETCDCTL, "--endpoints", self.endpoints, *args], capture_output=True, text=True,
-                              env={**os.environ, "ETCDCTL_API": "3"}, timeout=30)
-
-    def healthy(self):
-        return self.ctl("endpoint", "health").returncode == 0
-
-
-@pytest.fixture
-def etcd(tmp_path):
-    cluster = EtcdCluster(tmp_path / "etcd")
-    yield cluster
-    cluster.stop_all()
-
-
-def conf(etcd, host, lease=4, extra=""):
-    return (f"[Daemon]\nFleetEndpoints={etcd.endpoints}\nFleetHost={host}\nFleetLeaseSec={lease}\n"
-            f"FleetName=test\n{extra}")
-
-
-def job(tmp_path, seconds):
-    path = tmp_path / "job.sh"
-    path.write_text(JOB)
-    path.chmod(0o755)
-    return f"{path} {tmp_path / 'runs.log'} {seconds}"
-
-
-def fleet_task(command, fleet="once", extra=""):
-    return (f"[Task]\nKind=processing\nFleet={fleet}\nRuntimeBudgetSec=60\nCancelGraceSec=5\n{extra}"
-            f"[Timer]\nOnCalendar=*:*:*\n[Exec]\nExecStart={command}\n")
-
-
-def read_log(tmp_path):
-    """The job's lines: (what, slot µs, token, host, ns) each."""
-    path = tmp_path / "runs.log"
-    lines = path.read_text().split("\n") if path.exists() else []
-    out = []
-    for line in lines:
-        parts = line.split()
-        if len(parts) >= 4:
-            out.append((parts[0], int(parts[1]), int(parts[2]) if parts[2] else 0, parts[3],
-                        int(parts[4]) if len(parts) > 4 else 0))
-    return out
-
-
-def instances(daemon_factory, etcd, tmp_path, tasks, hosts=4, lease=4, extra=""):
-    return [daemon_factory(tasks, daemon_conf=conf(etcd, f"h{i}", lease, extra)).start() for i in range(hosts)]
 
 
 @needs_etcd
@@ -306,92 +178,6 @@ def test_fleet_once_through_faults(daemon_factory, etcd, tmp_path):
 
 
 @needs_etcd
-def test_fleet_max_2_never_runs_on_more_than_2_hosts_at_once(daemon_factory, etcd, tmp_path):
-    # Four instances fire the task every second, runs of random length: at most 2 run at a time
-    # across the fleet, the others wait their turn; and 2 do run at once.
-    hosts = instances(daemon_factory, etcd, tmp_path, {"roll.task": fleet_task(job(tmp_path, "random"), "max:2")},
-                      lease=6)
-    wait_for(lambda: sum(w == "end" for w, *_ in read_log(tmp_path)) >= 16, timeout=90, what="16 runs to end")
-    for d in hosts:
-        d.stop()
-    events = []
-    opened = {}
-    for what, slot, token, host, ns in read_log(tmp_path):
-        if what == "start":
-            opened[(host, token)] = ns
-            events.append((ns, 1))
-        elif what in ("end", "cancelled") and (host, token) in opened:
-            # A run the final stops cancel gives its place back as it exits, to a host not stopped yet.
-            events.append((ns, -1))
-    running = most = 0
-    for _, change in sorted(events):
-        running += change
-        most = max(most, running)
-    # A host that lost its lease (fence-lost) lets its places go while its run is being cancelled:
-    # then, and only then, a third may start.
-    fenced = journal(MESSAGE_ID="bf7ac27c33124f79850ed56bd18e2d12")
-    assert most == 2 or (most == 3 and fenced), f"at most {most} ran at once; fence-lost: {fenced}"
-    assert len(opened) >= 16 and len({host for host, _ in opened}) >= 3, opened
-
-
-@needs_etcd
-@pytest.mark.parametrize("policy", ["skip", "local"])
-def test_fleet_unavailable_policies(daemon_factory, etcd, tmp_path, policy):
-    # etcd stopped entirely: FleetUnavailable=skip runs nothing (cancelled, fleet-unavailable),
-    # FleetUnavailable=local runs every slot here, unclaimed; both say so in the journal.
-    d = daemon_factory({"tick.task": fleet_task(job(tmp_path, 0.1), extra=f"FleetUnavailable={policy}\n")},
-                       daemon_conf=conf(etcd, "h0")).start()
-    wait_for(lambda: len(read_log(tmp_path)) >= 2, timeout=30, what="a claimed run")
-    assert all(token > 0 for _, _, token, _, _ in read_log(tmp_path))
-    etcd.stop_all()
-    down = time.time()
-    # A claim tries every member (about 2 s each when none answers), then claims fail at once.
-    after = lambda: [(what, slot, token) for what, slot, token, _, _ in read_log(tmp_path) if slot / 1e6 > down + 1]
-    if policy == "skip":
-        skipped = lambda: journal(TASK="tick", TASK_CANCEL_REASON="fleet-unavailable")
-        wait_for(lambda: len(skipped()) >= 5, timeout=40, what="5 runs skipped")
-        d.stop()
-        assert after() == [], f"runs without a claim: {after()}"
-        assert all("FleetUnavailable=skip" in e["MESSAGE"] for e in journal(MESSAGE_ID="2efc36c882774b548f294bb05c45459f",
-                                                                            TASK="tick"))
-    else:
-        wait_for(lambda: sum(what == "end" for what, _, _ in after()) >= 5, timeout=40, what="5 runs here")
-        d.stop()
-        assert all(token == 0 for _, _, token in after()), after()
-    assert journal(MESSAGE_ID="2efc36c882774b548f294bb05c45459f", TASKD_FLEET_REACHABLE="0"), "etcd's loss is journaled"
-
-
-@needs_etcd
-def test_fleet_unavailable_wait_runs_once_etcd_answers(daemon_factory, etcd, tmp_path):
-    # etcd stopped entirely: FleetUnavailable=wait keeps the run waiting (why and status say so)
-    # and starts it, claimed, once etcd answers again; with MaxDeferSec= it gives up.
-    unavailable = "2efc36c882774b548f294bb05c45459f"
-    d = daemon_factory({"tick.task": fleet_task(job(tmp_path, 0.1), extra="FleetUnavailable=wait\n"),
-                        "capped.task": fleet_task("/bin/true", extra="FleetUnavailable=wait\nMaxDeferSec=3\n")},
-                       daemon_conf=conf(etcd, "h0")).start()
-    wait_for(lambda: len(read_log(tmp_path)) >= 2, timeout=30, what="a claimed run")
-    etcd.stop_all()
-    waits = wait_for(lambda: [e for e in journal(MESSAGE_ID=unavailable, TASK="tick") if "it waits for etcd" in e["MESSAGE"]],
-                     timeout=30, what="a run of tick to wait for etcd")
-    waiting = waits[0]["TASK_RUN_ID"]
-    why = d.taskctl("why", "tick").stdout
-    assert f"run {waiting[:8]} waits for etcd to claim its slot" in why and "(FleetUnavailable=wait)" in why, why
-    assert "waiting: etcd, to claim its slot" in d.taskctl("status", "tick").stdout
-    wait_for(lambda: journal(TASK="capped", TASK_CANCEL_REASON="fleet-unavailable"), timeout=30,
-             what="the capped run to give up")
-    assert any("gave up waiting" in e["MESSAGE"] for e in journal(MESSAGE_ID=unavailable, TASK="capped"))
-    # The waiting run had not started: nothing ran unclaimed while etcd was down.
-    assert journal(TASK_RUN_ID=waiting, MESSAGE_ID="8605484d98ae4477a29493037f9e10ec") == []
-    for name in etcd.names:
-        etcd.start(name)
-    end = wait_for(lambda: journal(TASK_RUN_ID=waiting, TASK_OUTCOME="completed"), timeout=40,
-                   what="the waiting run to run once etcd answered")
-    d.stop()
-    assert int(end[0]["TASK_FENCE_TOKEN"]) > 0 and end[0]["TASK_FLEET_HOST"] == "h0", end[0]
-    assert [e for e in read_log(tmp_path) if e[2] == 0] == [], "a run ran unclaimed"
-
-
-@needs_etcd
 def test_fleet_catch_up_runs_a_missed_slot_only_if_no_host_ran_it(daemon_factory, etcd, tmp_path):
     # Persistent=yes across the fleet: a host back from downtime catches up the slot it missed
     # only if no host ran it; a slot every host missed is caught up once, by the first one back.
@@ -433,6 +219,32 @@ def test_fleet_catch_up_runs_a_missed_slot_only_if_no_host_ran_it(daemon_factory
 
 
 @needs_etcd
+def test_fleet_a_slot_cut_short_by_a_stop_is_taken_over(daemon_factory, etcd, tmp_path):
+    # The holder is stopped (SIGTERM) while it runs a slot: the run is cancelled (shutdown), the
+    # slot is given back, not marked done, and a host that lost it runs it, under a newer token.
+    # A slot every 5 s, runs of 3 s: the other host is idle at each slot, so it claims it, loses
+    # it and watches it. The holder is stopped just after its run starts.
+    task = fleet_task(job(tmp_path, 3)).replace("OnCalendar=*:*:*", "OnCalendar=*:*:0/5")
+    hosts = instances(daemon_factory, etcd, tmp_path, {"tick.task": task}, hosts=2, lease=6)
+    started = lambda: [(s, h) for w, s, _, h, _ in read_log(tmp_path) if w == "start"]
+    wait_for(started, timeout=30, what="a first run")
+    before = len(started())
+    slot, holder = wait_for(lambda: started()[before:], timeout=30, what="a new run")[0]
+    stopped = time.time()
+    hosts[int(holder[1:])].stop()
+    wait_for(lambda: [h for w, s, _, h, _ in read_log(tmp_path) if w == "start" and s == slot and h != holder],
+             timeout=15, what="the slot taken over")
+    for d in hosts:
+        d.stop()
+    runs = [(what, token, host, ns) for what, s, token, host, ns in read_log(tmp_path) if s == slot]
+    starts = [r for r in runs if r[0] == "start"]
+    assert len(starts) == 2 and starts[1][1] > starts[0][1], runs
+    assert ("cancelled", starts[0][1], holder) in [r[:3] for r in runs], "the holder's run was cancelled by the stop"
+    assert starts[1][3] / 1e9 - stopped < 3, "taken over at once: the claim was given back, not left to expire"
+    assert journal(MESSAGE_ID="24c6b926b28b42fea04c563bfdabd1c1"), "the takeover is journaled"
+
+
+@needs_etcd
 def test_fleet_a_run_taken_over_after_a_crash_is_cancelled_before_its_claim_lapses(daemon_factory, etcd, tmp_path):
     # RunKeeper=yes keeps a run going while taskd is down; its claim hung on the lease of the taskd
     # that died. The next taskd cannot renew that lease, so it cancels the run (fence-lost) before
@@ -455,95 +267,3 @@ def test_fleet_a_run_taken_over_after_a_crash_is_cancelled_before_its_claim_laps
     for d in hosts:
         d.stop()
     assert again[0][4] > cut[0][4], "taken over only once the kept run was cancelled"
-
-
-def openssl(*args, cwd):
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def certificates(folder: Path):
-    """A CA, etcd's server certificate for 127.0.0.1, and client certificates whose CN is the etcd
-    user: root (to set up the roles), taskd and intruder."""
-    folder.mkdir()
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=test-ca", "-days", "2", cwd=folder)
-    for name, extensions in [("server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n"),
-                             ("root", "extendedKeyUsage=clientAuth\n"), ("taskd", "extendedKeyUsage=clientAuth\n"),
-                             ("intruder", "extendedKeyUsage=clientAuth\n")]:
-        (folder / f"{name}.ext").write_text(extensions)
-        openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=folder)
-        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                "-out", f"{name}.pem", "-days", "2", "-extfile", f"{name}.ext", cwd=folder)
-    for key in folder.glob("*.key"):
-        key.chmod(0o644)  # read by taskd, which runs as this test's user
-    return folder
-
-
-@needs_etcd
-def test_fleet_over_tls_with_client_certificates_and_an_etcd_role(daemon_factory, tmp_path):
-    # The documented deployment: etcd over TLS with client certificate authentication, and etcd's
-    # roles: the certificate's CN is the etcd user, whose role may read and write /taskd/NAME/
-    # only. taskd claims through it; a host whose user has no role is refused, and says so.
-    pki = certificates(tmp_path / "pki")
-    port, peer = free_port(), free_port()
-    etcd = subprocess.Popen(
-        [ETCD, "--name", "tls", "--data-dir", str(tmp_path / "etcd"),
-         "--listen-client-urls", f"https://127.0.0.1:{port}", "--advertise-client-urls", f"https://127.0.0.1:{port}",
-         "--listen-peer-urls", f"http://127.0.0.1:{peer}", "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
-         "--initial-cluster", f"tls=http://127.0.0.1:{peer}", "--cert-file", str(pki / "server.pem"),
-         "--key-file", str(pki / "server.key"), "--trusted-ca-file", str(pki / "ca.pem"), "--client-cert-auth"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        def ctl(user, *args):
-            return subprocess.run(
-                [ETCDCTL, f"--endpoints=https://127.0.0.1:{port}", f"--cacert={pki / 'ca.pem'}",
-                 f"--cert={pki / (user + '.pem')}", f"--key={pki / (user + '.key')}", *args],
-                capture_output=True, text=True, env={**os.environ, "ETCDCTL_API": "3"}, timeout=30)
-        wait_for(lambda: ctl("root", "endpoint", "health").returncode == 0, timeout=30, what="etcd over TLS")
-        for args in (["user", "add", "root", "--no-password"], ["user", "add", "taskd", "--no-password"],
-                     ["user", "add", "intruder", "--no-password"], ["role", "add", "taskd-tls"],
-                     ["role", "grant-permission", "taskd-tls", "--prefix=true", "readwrite", "/taskd/tls/"],
-                     ["user", "grant-role", "taskd", "taskd-tls"], ["auth", "enable"]):
-            done = ctl("root", *args)
-            assert done.returncode == 0, (args, done.stderr)
-        tls = (f"[Daemon]\nFleetEndpoints=https://127.0.0.1:{port}\nFleetName=tls\nFleetLeaseSec=4\n"
-               f"FleetCACert={pki / 'ca.pem'}\n")
-        tasks = {"tick.task": fleet_task(job(tmp_path, 0.1))}
-        a = daemon_factory(tasks, daemon_conf=tls + f"FleetHost=a\nFleetCert={pki / 'taskd.pem'}\n"
-                                                   f"FleetKey={pki / 'taskd.key'}\n").start()
-        b = daemon_factory(tasks, daemon_conf=tls + f"FleetHost=b\nFleetCert={pki / 'intruder.pem'}\n"
-                                                   f"FleetKey={pki / 'intruder.key'}\n").start()
-        wait_for(lambda: sum(w == "end" for w, *_ in read_log(tmp_path)) >= 5, timeout=60, what="5 runs over TLS")
-        a.stop()
-        b.stop()
-        runs = [(host, token) for what, _, token, host, _ in read_log(tmp_path) if what == "start"]
-        assert {host for host, _ in runs} == {"a"} and all(token > 0 for _, token in runs), runs
-        refused = [e["MESSAGE"] for e in journal(MESSAGE_ID="2efc36c882774b548f294bb05c45459f", TASK="tick")]
-        assert refused and all("permission denied" in m and "FleetUnavailable=skip" in m for m in refused), refused[:3]
-        keys = ctl("root", "get", "--prefix", "--keys-only", "/taskd/tls/done/processing:tick/").stdout.split()
-        assert len(keys) >= 5, keys
-    finally:
-        etcd.kill()
-        etcd.wait()
-
-
-@needs_etcd
-def test_fleet_a_slot_cut_short_by_a_stop_is_taken_over(daemon_factory, etcd, tmp_path):
-    # The holder is stopped (SIGTERM) while it runs a slot: the run is cancelled (shutdown), the
-    # slot is given back, not marked done, and a host that lost it runs it, under a newer token.
-    hosts = instances(daemon_factory, etcd, tmp_path, {"tick.task": fleet_task(job(tmp_path, 4))}, hosts=2, lease=6)
-    wait_for(lambda: running_host(tmp_path), timeout=30, what="a run")
-    holder = running_host(tmp_path)
-    slot = [s for w, s, _, h, _ in read_log(tmp_path) if w == "start" and h == holder][-1]
-    stopped = time.time()
-    hosts[int(holder[1:])].stop()
-    wait_for(lambda: [h for w, s, _, h, _ in read_log(tmp_path) if w == "start" and s == slot and h != holder],
-             timeout=15, what="the slot taken over")
-    for d in hosts:
-        d.stop()
-    runs = [(what, token, host, ns) for what, s, token, host, ns in read_log(tmp_path) if s == slot]
-    starts = [r for r in runs if r[0] == "start"]
-    assert len(starts) == 2 and starts[1][1] > starts[0][1], runs
-    assert ("cancelled", starts[0][1], holder) in [r[:3] for r in runs], "the holder's run was cancelled by the stop"
-    assert starts[1][3] / 1e9 - stopped < 3, "taken over at once: the claim was given back, not left to expire"
-    assert journal(MESSAGE_ID="24c6b926b28b42fea04c563bfdabd1c1"), "the takeover is journaled"
