@@ -17,10 +17,12 @@ ETCDCTL = shutil.which("etcdctl")
 needs_etcd = pytest.mark.skipif(not (ETCD and ETCDCTL), reason="etcd is not installed (scripts/packages etcd-server etcd-client)")
 
 JOB = """#!/bin/sh
-# A fleet run's job: its slot, its fence token and its host, when it starts and how it ends.
+# A fleet run's job: its slot, its fence token and its host, when it starts and how it ends; its
+# slot to the journal too.
 log="$1"; seconds="$2"
 trap 'echo "cancelled $TASKD_SCHEDULED_USEC ${TASKD_FENCE_TOKEN:-0} ${TASKD_FLEET_HOST:--} $(date +%s%N)" >> "$log"; exit 1' TERM
 echo "start $TASKD_SCHEDULED_USEC ${TASKD_FENCE_TOKEN:-0} ${TASKD_FLEET_HOST:--} $(date +%s%N)" >> "$log"
+echo "slot $TASKD_SCHEDULED_USEC"  # to the journal, as the run's output
 # "random": from 0.5 to 2.5 s.
 [ "$seconds" = random ] && seconds=$(od -An -N1 -tu1 /dev/urandom | awk '{ print 0.5 + $1 / 128 }')
 sleep "$seconds" & wait $!

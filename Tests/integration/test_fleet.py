@@ -69,6 +69,10 @@ def test_fleet_once_runs_each_slot_on_one_host(daemon_factory, etcd, tmp_path):
     tokens = [token for _, token, _ in sorted(starts)]
     assert tokens == sorted(tokens) and len(set(tokens)) == len(tokens), "fence tokens grow slot by slot"
     assert len({host for _, _, host in starts}) >= 2, "the slots are spread over the hosts"
+    # The same from every instance's journal: each slot's run said its slot once, none missing.
+    said = Counter(int(e["MESSAGE"].split()[1]) for e in journal(TASK="tick", TASK_STREAM="stdout")
+                   if e["MESSAGE"].startswith("slot "))
+    assert {s: n for s, n in said.items() if s in counts} == {s: 1 for s in counts}, "the journals tell it otherwise"
     ended = journal(TASK="tick", TASK_OUTCOME="completed")
     assert ended and all(e.get("TASK_FLEET_HOST") and e.get("TASK_FENCE_TOKEN") for e in ended)
     elsewhere = journal(TASK="tick", TASK_CANCEL_REASON="elsewhere")
