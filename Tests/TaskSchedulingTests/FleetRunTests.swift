@@ -40,6 +40,31 @@ struct FleetRunTests {
         #expect(end.outcome == .cancelled && end.cancelReason == .requested && end.fleetHost == nil)
     }
 
+    @Test("a run whose budget ended before its claim was won ends cancelled, with the reason given: never retried")
+    func budgetEndedWhilePending() throws {
+        var clock = ManualClock()
+        var definition = commandTask("t", budget: 10, grace: 2)
+        definition.retry.maxAttempts = 3
+        var s = Scheduler(definitions: [definition], startedAt: clock.now, random: SeededRandom(seed: 7))
+        let run = try #require(s.wake(key: key, at: clock.now).result?.run)
+        #expect(s.advance(to: clock.advance(seconds: 8)).trace.contains("cancel"))
+        let end = try #require(ended(s.notRun(runID: run.id, reason: .fleetUnavailable, at: clock.now)))
+        #expect(end.outcome == .cancelled && end.cancelReason == .fleetUnavailable)
+        #expect(s.tasks[key]?.retry == nil, "no retry: a retry of a Fleet=once run is not claimed")
+    }
+
+    @Test("Overlap=skip drops a trigger, but never a slot taken over: it queues behind the run in progress")
+    func skipKeepsATakeover() throws {
+        var clock = ManualClock()
+        var definition = commandTask("t")
+        definition.overlap = .skip
+        var s = Scheduler(definitions: [definition], startedAt: clock.now, random: SeededRandom(seed: 7))
+        _ = try #require(s.wake(key: key, at: clock.now).result?.run)
+        #expect(s.wake(key: key, at: clock.now).result?.disposition == .skipped)
+        let queued = s.takeOver(key, scheduled: clock.now.realtime - 3_000_000, at: clock.advance(seconds: 1))
+        #expect(queued.trace == ["queued"] && s.tasks[key]?.queue.count == 1)
+    }
+
     @Test("claimed: the run carries its host and token; a takeover queues behind the run in progress")
     func claimedAndTakeover() throws {
         var clock = ManualClock()

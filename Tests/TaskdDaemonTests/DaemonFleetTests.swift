@@ -109,6 +109,32 @@ struct DaemonFleetTests {
         #expect(f.entries(.fleetUnavailable).last?["MESSAGE"]?.contains("gave up") == true)
     }
 
+    @Test(
+        "Fleet=once, wait: a run whose budget ends while it waits for etcd ends cancelled, fleet-unavailable, with no retry"
+    )
+    func budgetEndsTheWait() async throws {
+        let f = await F(
+            [
+                Self.fleetTask("report", .once) {
+                    $0.onCalendar = [try! CalendarSpec(parsing: "*:*:00")]
+                    $0.fleetUnavailable = .wait
+                    $0.budget = .seconds(10)
+                    $0.cancelGrace = .seconds(2)
+                    $0.retry.maxAttempts = 3
+                }
+            ], fleet: true)
+        await f.advance(by: .seconds(60))
+        await f.fleet.answer(.unavailable("connection refused"))
+        for _ in 0..<8 {
+            await f.advance(by: .seconds(1))
+            await f.fleet.answer(.unavailable("connection refused"))
+        }
+        let info = try await f.status("report")
+        #expect(info.current == nil && info.retryAttempt == nil)
+        #expect(info.last?.state == .cancelled && info.last?.cancelReason == "fleet-unavailable")
+        #expect(f.launcher.started.isEmpty)
+    }
+
     @Test("a run cancelled while it waits to ask etcd again ends at once, and is not asked for again")
     func cancelWhileWaiting() async throws {
         let f = await F([Self.fleetTask("roll") { $0.fleetUnavailable = .wait }], fleet: true)

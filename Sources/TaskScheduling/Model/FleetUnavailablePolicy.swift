@@ -7,6 +7,7 @@ public enum FleetUnavailablePolicy: String, Hashable, Sendable, CaseIterable {
     /// The run happens here anyway, unclaimed: never missed, maybe twice.
     case local
     /// The run waits here, asking etcd again every second, and starts once its claim is won; it
-    /// gives up (as `skip`) after `MaxDeferSec=` from its start, if set: never twice, maybe late.
+    /// gives up (as `skip`) after `MaxDeferSec=` from its start, if set, or at its budget's end:
+    /// never twice, maybe late.
     case wait
 }

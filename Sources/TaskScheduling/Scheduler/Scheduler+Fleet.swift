@@ -9,14 +9,19 @@ extension Scheduler {
 
     /// The run's handler never starts here, and the run ends now: another host holds or ran its
     /// slot (`elsewhere`), etcd could not be reached (`fleet-unavailable`), or it was cancelled
-    /// while its claim was pending (it keeps that reason). Outcome `cancelled`.
+    /// while its claim was pending (it keeps that reason, but for its budget's end, which becomes
+    /// `reason`: a handler that never started did not run out of time). Outcome `cancelled`.
     public mutating func notRun(
         runID: String, reason: CancelReason, host: String? = nil, token: UInt64? = nil, at now: ClockReading
     ) -> [SchedulerAction] {
         guard var run = runs[runID], run.started != nil else { return [] }
         run.fleetHost = host ?? run.fleetHost
         run.fenceToken = token ?? run.fenceToken
-        if case .running = run.phase { run.phase = .cancelling(reason) }
+        switch run.phase {
+        case .running: run.phase = .cancelling(reason)
+        case .cancelling(.budget), .killed(.budget): if reason != .requested { run.phase = .cancelling(reason) }
+        default: break
+        }
         runs[runID] = run
         return endBatch(finish(runID, termination: nil, at: now))
     }

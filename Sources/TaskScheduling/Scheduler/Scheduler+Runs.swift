@@ -28,8 +28,9 @@ extension Scheduler {
             let otherWork =
                 request.distinct
                 || (request.wakeID == nil && request.payload != nil && request.payload != current.payload)
-            if !supersedes && request.wakeID == nil && definition.overlap == .skip {
-                // Dropped, and said so: its wakes are answered.
+            if !supersedes && request.wakeID == nil && !request.distinct && definition.overlap == .skip {
+                // Dropped, and said so: its wakes are answered. A slot taken over from another
+                // host (`distinct`) is other work that no host may run otherwise: it waits its turn.
                 if !request.records.isEmpty { actions.append(.settle(request.records)) }
                 actions.append(.report(.skipped(current, request.trigger)))
                 return WakeResult(run: current, disposition: .skipped)

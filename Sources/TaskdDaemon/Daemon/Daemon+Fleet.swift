@@ -54,7 +54,7 @@ extension Daemon {
             // Cancelled while the claim was pending (it keeps its reason): the claim goes back.
             if case .won(let token) = claim { give(hold, runID: runID, token: token, ran: false) }
             fleetRuns[runID] = nil
-            perform(scheduler.notRun(runID: runID, reason: .requested, at: now))
+            perform(scheduler.notRun(runID: runID, reason: Self.unclaimedEnd(hold), at: now))
             return
         }
         switch claim {
@@ -140,10 +140,18 @@ extension Daemon {
     /// A run cancelled while it waits to ask etcd again (`FleetUnavailable=wait`, no request on its
     /// way) ends now, keeping its reason; the actions of its end.
     func cancelWaitingClaim(_ runID: String) -> [SchedulerAction] {
-        guard fleetRuns[runID]?.retryAt != nil else { return [] }
+        guard let hold = fleetRuns[runID], hold.retryAt != nil else { return [] }
         fleetRuns[runID] = nil
         armFleetTimer()
-        return scheduler.notRun(runID: runID, reason: .requested, at: clock.now())
+        return scheduler.notRun(runID: runID, reason: Self.unclaimedEnd(hold), at: clock.now())
+    }
+
+    /// The reason a run cancelled before its claim was won ends with, if its cancellation was its
+    /// budget's: for `Fleet=once`, `fleet-unavailable` (ended `cancelled`, never retried: a retry
+    /// is not claimed, and the slot may run on another host); `max:N` keeps `budget` (its retry
+    /// claims a place again). Any other cancellation keeps its own reason.
+    static func unclaimedEnd(_ hold: FleetHold) -> CancelReason {
+        hold.mode == .once ? .fleetUnavailable : .requested
     }
 
     /// The handler of a run whose claim was decided starts; its start is told now.
