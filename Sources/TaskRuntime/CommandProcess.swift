@@ -309,8 +309,7 @@ public final class CommandProcess: Sendable {
             guard !state.withLock({ $0.handedOff }) else { return }
             let usage = cgroup.usage(fallback: own)
             let oom = cgroup.oomKilled && !termination.isSuccess
-            cgroup.remove()
-            ended(oom ? .outOfMemory : termination, usage)
+            cgroup.remove { self.ended(oom ? .outOfMemory : termination, usage) }
         }
     }
 

@@ -1,3 +1,4 @@
+@preconcurrency import Dispatch
 import Synchronization
 import TaskScheduling
 import TaskdIO
@@ -122,6 +123,24 @@ public final class RunCgroup: Sendable {
         close(eventsFD)
         rmdir(path)
     }
+
+    /// Removes it once it is empty, then calls `done`. The kernel can refuse the `rmdir` with
+    /// EBUSY for a moment after `populated 0` while the last process finishes its exit, so an
+    /// EBUSY is retried (10 ms apart, for at most 2 s) before `done` is called either way.
+    public func remove(then done: @escaping @Sendable () -> Void) {
+        close(procsFD)
+        close(eventsFD)
+        Self.removeDirectory(path, triesLeft: 200, then: done)
+    }
+
+    private static func removeDirectory(_ path: String, triesLeft: Int, then done: @escaping @Sendable () -> Void) {
+        guard rmdir(path) != 0, errno == EBUSY, triesLeft > 0 else { return done() }
+        retryQueue.asyncAfter(deadline: .now() + .milliseconds(10)) {
+            removeDirectory(path, triesLeft: triesLeft - 1, then: done)
+        }
+    }
+
+    private static let retryQueue = DispatchQueue(label: "taskd.cgroup-remove")
 
     /// The pids in it now.
     var pids: [pid_t] {
