@@ -9,20 +9,23 @@ extension FleetClient {
     public func acquire(task: String, limit: Int, runID: String, completion: @escaping @Sendable (FleetClaim) -> Void) {
         let key = "\(base)/claims/max/\(task)/\(host),\(runID)"
         work.async { [self] in
-            if let why = backingOff() { return completion(.unavailable(why)) }
             do throws(FleetError) {
-                let lease = try lease()
-                _ = try etcd.call(["put", key, host, "--lease=" + String(lease, radix: 16)])
-                claimFailed(false)
+                let lease = try patiently { () throws(FleetError) in
+                    let lease = try self.lease()
+                    do throws(FleetError) {
+                        _ = try etcd.call(["put", key, host, "--lease=" + String(lease, radix: 16)])
+                    } catch {
+                        if error.leaseGone { lose(lease, why: error.description) }
+                        throw error
+                    }
+                    return lease
+                }
                 state.withLock {
                     $0.holders[runID] = lease
                     $0.waiting[runID] = Waiter(task: task, limit: limit, key: key, completion: completion)
                 }
-                reachable(true, why: "a claim was answered")
                 checkWaiting()
             } catch {
-                claimFailed(!error.refused)
-                if !error.refused { reachable(false, why: error.description) }
                 completion(.unavailable(error.description))
             }
         }

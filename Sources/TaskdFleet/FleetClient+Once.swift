@@ -18,18 +18,23 @@ extension FleetClient {
     }
 
     private func claimNow(task: String, slot: UInt64, runID: String) -> FleetClaim {
-        if let why = backingOff() { return .unavailable(why) }
         let (slotKey, doneKey) = keys(task, slot)
-        do {
-            let lease = try lease()
-            var txn = EtcdTransaction()
-            txn.created(slotKey, at: 0)
-            txn.created(doneKey, at: 0)
-            txn.success = ["put \(slotKey) \(host) --lease=\(String(lease, radix: 16))"]
-            txn.failure = ["get \(slotKey)", "get \(doneKey)"]
-            let answer = try etcd.transaction(txn)
-            claimFailed(false)
-            reachable(true, why: "a claim was answered")
+        do throws(FleetError) {
+            let (lease, answer) = try patiently { () throws(FleetError) in
+                let lease = try self.lease()
+                var txn = EtcdTransaction()
+                txn.created(slotKey, at: 0)
+                txn.created(doneKey, at: 0)
+                txn.success = ["put \(slotKey) \(host) --lease=\(String(lease, radix: 16))"]
+                txn.failure = ["get \(slotKey)", "get \(doneKey)"]
+                do throws(FleetError) {
+                    return (lease, try etcd.transaction(txn))
+                } catch {
+                    // The session lease expired in etcd: the next try grants a new one.
+                    if error.leaseGone { lose(lease, why: error.description) }
+                    throw error
+                }
+            }
             if answer.succeeded {
                 let kept = state.withLock { s in
                     if s.lease == lease { s.holders[runID] = lease }
@@ -50,9 +55,6 @@ extension FleetClient {
             let done = answer.found(1).first?.value.split(separator: ",") ?? []
             return .lost(host: done.first.map(String.init) ?? "?", token: done.count > 1 ? UInt64(done[1]) ?? 0 : 0)
         } catch {
-            // A refusal is an answer: etcd is reachable, and the next claim asks again.
-            claimFailed(!error.refused)
-            if !error.refused { reachable(false, why: error.description) }
             return .unavailable(error.description)
         }
     }

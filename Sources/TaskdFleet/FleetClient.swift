@@ -140,7 +140,6 @@ public final class FleetClient: Sendable {
                 lose(lease, why: "etcd no longer knows this host's lease (it expired)")
             } else {
                 reachable(false, why: error.description)
-                claimFailed(true)  // claims fail at once for a while: see `backingOff`
                 let retry = state.withLock { s -> Bool in
                     defer { s.retrying = true }
                     return !s.retrying
@@ -188,9 +187,37 @@ public final class FleetClient: Sendable {
         if changed { events(.reachable(now, why: why)) }
     }
 
-    /// How long claims fail at once after etcd failed one, µs: a claim takes each member's dial
-    /// timeout when etcd is down, and slots would queue up behind it.
+    /// How long claims fail at once after one spent its `patience` unanswered, µs: a claim takes
+    /// each member's dial timeout when etcd is down, and slots would queue up behind it.
     static let backoff: UInt64 = 5_000_000
+    /// How long a claim keeps asking etcd (every member in turn, 200 ms apart) before it fails,
+    /// µs: a member lost or a leader elected costs a slot's claim a delay, not the slot.
+    static let patience: UInt64 = 3_000_000
+
+    /// Runs `body`, a claim's etcd calls, until etcd answers it (a refusal is an answer), for at
+    /// most `patience`; then claims fail at once for `backoff`. On `work`.
+    func patiently<T>(_ body: () throws(FleetError) -> T) throws(FleetError) -> T {
+        if let why = backingOff() { throw FleetError(why) }
+        let start = Self.now()
+        while true {
+            do {
+                let value = try body()
+                claimFailed(false)
+                reachable(true, why: "a claim was answered")
+                return value
+            } catch {
+                if error.refused { throw error }
+                let stopped = state.withLock { $0.stopped }
+                if !stopped, Self.now() - start + 200_000 < Self.patience {
+                    usleep(200_000)
+                    continue
+                }
+                claimFailed(true)
+                reachable(false, why: error.description)
+                throw error
+            }
+        }
+    }
 
     /// Nil when a claim may go to etcd now; else why not (it failed less than `backoff` ago).
     func backingOff() -> String? {
