@@ -154,6 +154,10 @@ enum Commands {
         if let attempt = task.retryAttempt, let due = task.retryDueUSec {
             lines.append("        Retry: attempt \(attempt) at \(Terminal.time(due))")
         }
+        if let bytes = task.checkpointBytes, let run = task.checkpointRunId, let at = task.checkpointUSec {
+            let use = task.resumeFrom == "start" ? "kept, not handed on (ResumeFrom=start)" : "for the next run"
+            lines.append("   Checkpoint: \(bytes) bytes from run \(run.prefix(8)) at \(Terminal.time(at)), \(use)")
+        }
         lines.append("     Next run: " + (task.nextElapseUSec.map(Terminal.time) ?? "only when woken"))
         lines.append("  Last result: " + (task.last.map(describe) ?? "none"))
         if let last = task.last, let used = usageLine(last) { lines.append("         Used: " + used) }

@@ -2,6 +2,8 @@
 /// bytes, and reads a leading `<N>` (N = 0…7) as the line's priority.
 public struct LineSplitter: Sendable {
     public static let defaultMaxLineLength = 4096
+    /// Notify lines carry a `RESULT=` or `CHECKPOINT=` of up to 64 KiB.
+    public static let notifyMaxLineLength = 65536 + 16
 
     public let stream: OutputLine.Stream
     public let maxLineLength: Int
@@ -9,10 +11,11 @@ public struct LineSplitter: Sendable {
 
     /// `pending`: the start of a line read before (by an earlier image of taskd, an upgrade).
     public init(
-        stream: OutputLine.Stream, maxLineLength: Int = LineSplitter.defaultMaxLineLength, pending: [UInt8] = []
+        stream: OutputLine.Stream, maxLineLength: Int? = nil, pending: [UInt8] = []
     ) {
         self.stream = stream
-        self.maxLineLength = maxLineLength
+        self.maxLineLength =
+            maxLineLength ?? (stream == .notify ? Self.notifyMaxLineLength : Self.defaultMaxLineLength)
         self.pending = pending
     }
 

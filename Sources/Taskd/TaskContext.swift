@@ -1,5 +1,6 @@
 import TaskScheduling
 import TaskdDaemon
+import TaskdProtocol
 
 #if canImport(Glibc)
     import Glibc
@@ -43,6 +44,11 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     public var fenceToken: UInt64?
     /// The host that holds the run's claim (`TASKD_FLEET_HOST`); nil for `.host`.
     public var fleetHost: String?
+    /// The checkpoint an earlier run of the task kept (`checkpoint(_:)`), as JSON text; nil when
+    /// none is kept (the last run completed) or the task says `.resumeFromStart`.
+    public var resumeStateJSON: String?
+    /// The run that kept `resumeStateJSON`.
+    public var resumedFromRunID: String?
     /// What the handler may ask of taskd (`scheduleNext(after:)`).
     let controls: any RunControls
 
@@ -61,6 +67,22 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     /// Reports a line of status (`taskctl status`, `wake --wait`, the journal's `TASK_STATUS`;
     /// at most 256 bytes are kept). It counts as progress for `ProgressTimeoutSec=`.
     public func setStatus(_ status: String) { controls.status(status) }
+
+    /// Keeps `state` as the task's checkpoint, on disk before it returns: if this run is cut short
+    /// (budget, sleep, a lost condition, a crash, an upgrade, a failure and its retry), the task's
+    /// next run gets it as `resumeState`; a run that completes clears it. At most 64 KiB of JSON.
+    /// Throws `CheckpointRefused` when it is larger, or the run is no longer its task's own.
+    public func checkpoint<State: Encodable>(_ state: State) async throws {
+        let json = String(decoding: try JSONValueEncoder().encode(state).bytes, as: UTF8.self)
+        if let why = await controls.checkpoint(json) { throw CheckpointRefused(why) }
+    }
+
+    /// The checkpoint an earlier run kept, decoded as `State`; nil when there is none. A
+    /// checkpoint that does not decode (the type changed) throws.
+    public func resumeState<State: Decodable>(as type: State.Type = State.self) throws -> State? {
+        guard let resumeStateJSON else { return nil }
+        return try JSONValueDecoder().decode(State.self, from: resumeStateJSON)
+    }
 
     /// A context as a handler sees it, for calling a handler's own functions directly in a test;
     /// `TaskdTesting`'s `TaskTestDriver` makes one from a run the way taskd does.
@@ -110,6 +132,8 @@ public struct TaskContext<Payload: Sendable>: Sendable {
         scheduledRealtimeUSec = run.scheduledRealtime
         fenceToken = run.fenceToken
         fleetHost = run.fleetHost
+        resumeStateJSON = run.checkpoint
+        resumedFromRunID = run.checkpointRunID
         let since = now.realtime >= run.scheduledRealtime ? now.realtime - run.scheduledRealtime : 0
         scheduledAt = continuousNow.advanced(by: .microseconds(-Int64(clamping: since)))
     }

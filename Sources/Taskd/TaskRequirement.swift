@@ -69,6 +69,10 @@ public struct TaskRequirement: Sendable {
         TaskRequirement { $0.fleetUnavailable = policy }
     }
 
+    /// A run starts from the beginning, never from the checkpoint an earlier run kept
+    /// (`ResumeFrom=start`); by default `context.resumeState` hands it over.
+    public static var resumeFromStart: TaskRequirement { TaskRequirement { $0.resumeFrom = .start } }
+
     /// A run in progress goes on when a condition stops holding (`ConditionLost=continue`); by
     /// default it is cancelled as at its budget, reason `condition-lost`.
     public static var continueWhenLost: TaskRequirement { TaskRequirement { $0.conditionLost = .continue } }

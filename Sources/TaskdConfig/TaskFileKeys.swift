@@ -40,6 +40,9 @@ enum TaskFileKeys {
                 f.definition.concurrencyGroup = group
                 f.groupLocation = e.location
             },
+            "ResumeFrom": { f, e throws(ConfigDiagnostic) in
+                f.definition.resumeFrom = try Value.choice(e, "checkpoint or start")
+            },
             "FleetUnavailable": { f, e throws(ConfigDiagnostic) in
                 f.definition.fleetUnavailable = try Value.choice(e, "skip, local or wait")
             },

@@ -134,7 +134,13 @@ public enum SchedulerInterface {
           pausedUntilUSec: ?int,
           pauseNote: ?string,
           # Fleet= when hosts share the task: once or max:N (none: host).
-          fleet: ?string
+          fleet: ?string,
+          # The checkpoint kept for the next run (context.checkpoint, CHECKPOINT=): its size, the run that
+          # kept it and when; resumeFrom is ResumeFrom= (checkpoint or start).
+          checkpointBytes: ?int,
+          checkpointRunId: ?string,
+          checkpointUSec: ?int,
+          resumeFrom: ?string
         )
 
         # Starts a run of every task the target names (a name, a kind, or kind:identifier), or joins, queues

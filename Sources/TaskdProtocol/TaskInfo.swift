@@ -33,6 +33,12 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
     public var pauseNote: String?
     /// `Fleet=` when the hosts of a fleet share the task: `once` or `max:N` (nil: `host`).
     public var fleet: String?
+    /// The checkpoint kept for the next run, if any: its size in bytes, the run that kept it and
+    /// when; `resumeFrom` is `ResumeFrom=` (`checkpoint` or `start`).
+    public var checkpointBytes: Int?
+    public var checkpointRunId: String?
+    public var checkpointUSec: UInt64?
+    public var resumeFrom: String
 
     /// Builds the view of `state`; `now` converts monotonic instants to realtime.
     public init(
@@ -63,6 +69,14 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
         pausedUntilUSec = health.pause?.until
         pauseNote = health.pause?.note
         fleet = d.fleet == .host ? nil : d.fleet.description
+        resumeFrom = d.resumeFrom.rawValue
+    }
+
+    /// Shows `checkpoint`, the one kept for the task's next run.
+    public mutating func show(_ checkpoint: TaskCheckpoint?) {
+        checkpointBytes = checkpoint.map { $0.value.utf8.count }
+        checkpointRunId = checkpoint?.runID
+        checkpointUSec = checkpoint?.atUSec
     }
 
     /// True while paused.
@@ -77,6 +91,9 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
         var o = JSONObjectWriter()
         o.int("budgetUSec", budgetUSec)
         o.int("cancelGraceUSec", cancelGraceUSec)
+        o.int("checkpointBytes", checkpointBytes.map { Int64($0) })
+        o.string("checkpointRunId", checkpointRunId)
+        o.int("checkpointUSec", checkpointUSec)
         o.int("consecutiveFailures", Int64(consecutiveFailures))
         if let current { o.json("current", current.encodedJSON) }
         o.string("description", description)
@@ -97,6 +114,7 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
         o.int("pausedUntilUSec", pausedUntilUSec)
         o.json("queue", JSONObjectWriter.array(queue.map(\.encodedJSON)))
         o.json("recent", JSONObjectWriter.array(recent.map(\.encodedJSON)))
+        o.string("resumeFrom", resumeFrom)
         o.int("retryAttempt", retryAttempt.map { Int64($0) })
         o.int("retryDueUSec", retryDueUSec)
         return o.finish()
@@ -128,5 +146,9 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
         pausedUntilUSec = number("pausedUntilUSec")
         pauseNote = json["pauseNote"]?.stringValue
         fleet = json["fleet"]?.stringValue
+        checkpointBytes = json["checkpointBytes"]?.intValue.map { Int($0) }
+        checkpointRunId = json["checkpointRunId"]?.stringValue
+        checkpointUSec = number("checkpointUSec")
+        resumeFrom = json["resumeFrom"]?.stringValue ?? "checkpoint"
     }
 }

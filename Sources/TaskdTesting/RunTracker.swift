@@ -11,6 +11,8 @@ final class RunTracker: RunEventObserver {
         var order: [String] = []
         var retryAfter: [String: UInt64] = [:]
         var waiting: [String: [CheckedContinuation<Run, Never>]] = [:]
+        /// Tests waiting for a run of a task after the first `count` of them: (task, count, waiter).
+        var awaitingNew: [(task: String, count: Int, waiter: CheckedContinuation<Run, Never>)] = []
     }
 
     private let state = Mutex(State())
@@ -18,7 +20,16 @@ final class RunTracker: RunEventObserver {
     func observe(_ event: SchedulerEvent) {
         let run = event.run
         let resumed = state.withLock { s -> [CheckedContinuation<Run, Never>] in
-            if s.runs.updateValue(run, forKey: run.id) == nil { s.order.append(run.id) }
+            if s.runs.updateValue(run, forKey: run.id) == nil {
+                s.order.append(run.id)
+                let count = s.order.count { s.runs[$0]?.key.identifier == run.key.identifier }
+                let (ready, rest) = (
+                    s.awaitingNew.filter { $0.task == run.key.identifier && $0.count < count },
+                    s.awaitingNew.filter { $0.task != run.key.identifier || $0.count >= count }
+                )
+                s.awaitingNew = rest
+                for waiter in ready { waiter.waiter.resume(returning: run) }
+            }
             if case .retryScheduled(_, let delay) = event { s.retryAfter[run.id] = delay }
             guard case .ended = event else { return [] }
             return s.waiting.removeValue(forKey: run.id) ?? []
@@ -36,6 +47,19 @@ final class RunTracker: RunEventObserver {
 
     /// The retry delay scheduled after the run failed, if any (µs).
     func retryAfter(_ id: String) -> UInt64? { state.withLock { $0.retryAfter[id] } }
+
+    /// The first run of `task` after its first `count` runs, once it exists.
+    func run(of task: String, after count: Int) async -> Run {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { s -> Run? in
+                let runs = s.order.compactMap { s.runs[$0] }.filter { $0.key.identifier == task }
+                if runs.count > count { return runs[count] }
+                s.awaitingNew.append((task, count, continuation))
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+    }
 
     /// Returns the run once it has ended.
     func ended(_ id: String) async -> Run {

@@ -4,6 +4,7 @@ import Taskd
 import TaskdConfig
 import TaskdDaemon
 import TaskdMachine
+import TaskdProtocol
 
 /// Runs the Swift tasks a `TaskDaemon` registers in the real daemon, as taskd runs them: the real
 /// scheduler, payload decoding and result encoding, journal entries, history and retries. Time is
@@ -22,6 +23,7 @@ public final class TaskTestDriver: Sendable {
     let tracker = RunTracker()
     let recorder: JournalRecorder
     let machine = ManualMachine()
+    private let interrupts = CheckpointInterrupts()
     private let registrations: [String: TaskRegistration]
     private let problems: [String]
     private let started = Mutex(false)
@@ -42,8 +44,24 @@ public final class TaskTestDriver: Sendable {
             clock: clock, commands: NoCommandLauncher(), machine: { machine.connect($0) },
             store: MemoryStore(), journal: EventJournal(backend: recorder), loadConfig: { config },
             random: SeededRandom(seed: 1))
+        let interrupts = self.interrupts
         self.daemon = Daemon(
-            config: config, handlers: byName.mapValues(\.handler), records: [:], ports: ports)
+            config: config, handlers: byName.mapValues { interrupts.instrument($0.handler) }, records: [:],
+            ports: ports)
+        interrupts.attach { [weak self] how, key, runID in await self?.cut(runID, of: key, by: how) }
+    }
+
+    /// Cuts run `runID` short as `how` says.
+    private func cut(_ runID: String, of key: TaskKey, by how: Interruption) async {
+        switch how {
+        case .cancel:
+            _ = try? await daemon.cancel(target: key.description, peer: PeerCredentials(pid: 0, uid: 0, gid: 0))
+        case .sleep:
+            await systemSleeps()
+        case .budget:
+            guard let run = tracker.run(runID), run.killAt > clock.now().monotonic else { return }
+            await clock.advance(by: run.killAt - clock.now().monotonic)
+        }
     }
 
     /// The names of the tasks the daemon registers.
@@ -89,6 +107,29 @@ public final class TaskTestDriver: Sendable {
     /// Every run of `task` so far, oldest first (those timers, retries and wakes started).
     public func runs(of task: String) -> [TestRun] {
         tracker.runs.filter { $0.key.identifier == task }.map { TestRun(run: $0, driver: self) }
+    }
+
+    /// Cuts the next run of `task` short right after its handler kept its `count`-th checkpoint
+    /// (`context.checkpoint`), once that checkpoint is on disk and before the call returns, in the
+    /// way `how` says. The task's next run starts from that checkpoint (`context.resumeState`).
+    public func interrupt(_ task: String, afterCheckpoint count: Int, by how: Interruption = .cancel) {
+        interrupts.arm(task, after: max(1, count), by: how)
+    }
+
+    /// The checkpoint kept for `task`'s next run, as JSON text; nil when there is none (no run kept
+    /// one, or the last run completed).
+    public func checkpoint(of task: String) async throws -> String? {
+        await startDaemon()
+        return try await daemon.keptCheckpoint(task)?.value
+    }
+
+    /// The run of `task` that comes after `previous` (nil: its first run), once it has started
+    /// or is waiting: a retry due once an abandoned handler returns, a timer's run, a run at resume.
+    /// Move the clock first if what starts it is due later.
+    public func nextRun(of task: String, after previous: TestRun?) async -> TestRun {
+        let count = previous.map { previous in runs(of: task).firstIndex { $0.runID == previous.runID }.map { $0 + 1 } }
+        let run = await tracker.run(of: task, after: (count ?? 0) ?? runs(of: task).count)
+        return TestRun(run: run, driver: self)
     }
 
     /// Makes the machine fail `requirements` (`.acPower`, `.network`, `.idle(for:)`, …), every

@@ -52,7 +52,11 @@ public struct TestRun: Sendable {
     /// Waits for the handler to return (or for the run to end otherwise) and gives the result.
     /// A handler that never returns by itself needs `advanceToBudgetEnd()` first.
     public func finish() async -> TestRunResult {
-        makeResult(await driver.tracker.ended(runID))
+        let run = await driver.tracker.ended(runID)
+        // What the end left for later on the loop (a retry waiting for an abandoned handler, the
+        // inhibitor released after a sleep's last run) is done before the test goes on.
+        await TaskTestDriver.onLoop {}
+        return makeResult(run)
     }
 
     /// Moves the driver's clock forward by `duration` (see `TaskTestDriver.advance(by:)`):

@@ -38,6 +38,10 @@ public struct Run: Hashable, Sendable {
     public var records: [String] = []
     /// What a Swift handler returned, as JSON text.
     public var result: String?
+    /// The checkpoint the run was handed as it started (`ResumeFrom=checkpoint`): the text an
+    /// earlier run kept, and that run's id. Set by the daemon as it launches the handler.
+    public var checkpoint: String?
+    public var checkpointRunID: String?
     /// The conditions the run waits for, before it starts (empty once they hold).
     public var waitingFor: [TaskCondition] = []
     /// The concurrency group (`ConcurrencyGroup=`) whose place the run holds or waits for, and

@@ -34,6 +34,8 @@ public struct TaskOptions: Hashable, Sendable {
     public var fleetUnavailable = FleetUnavailablePolicy.skip
     /// `ConcurrencyGroup=`: the group of tasks whose runs share its places (nil: none).
     public var concurrencyGroup: ConcurrencyGroup?
+    /// `ResumeFrom=`: whether a run is handed the checkpoint an earlier run kept.
+    public var resumeFrom = ResumePolicy.checkpoint
     /// `Overlap=`: what a trigger does when it finds a run in progress.
     public var overlap = OverlapPolicy.coalesce
     /// `QueueLimit=`: how many runs may wait behind the run in progress with `Overlap=queue`.

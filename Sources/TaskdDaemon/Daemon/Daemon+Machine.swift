@@ -24,10 +24,9 @@ extension Daemon {
     /// `PROGRESS=`/`STATUS=` line.
     func progressReported(runID: String, _ report: ProgressMailbox.Report?) {
         guard let report else { return }
-        if let result = report.result {
-            scheduler.recordResult(runID: runID, result)
-            if report.completed == nil && report.total == nil && report.status == nil { return }
-        }
+        if let checkpoint = report.checkpoint { checkpointed(runID: runID, checkpoint) }
+        if let result = report.result { scheduler.recordResult(runID: runID, result) }
+        if report.completed == nil && report.total == nil && report.status == nil { return }
         perform(
             scheduler.progress(
                 runID: runID, completed: report.completed, total: report.total, status: report.status,

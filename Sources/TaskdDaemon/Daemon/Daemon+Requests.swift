@@ -183,6 +183,7 @@ extension Daemon {
             state, current: state.currentRunID.flatMap { scheduler.runs[$0] },
             queued: state.queue.compactMap { scheduler.runs[$0] }, recent: Array(record.history.suffix(5).reversed()),
             last: record.lastResult, health: scheduler.health(of: key), now: now)
+        info.show(record.checkpoint)
         if !fleetRuns.isEmpty, let id = state.currentRunID, let hold = fleetRuns[id], hold.pending {
             info.current?.waitingFor =
                 hold.unreachable.map { "etcd, to claim its slot: \($0) (FleetUnavailable=wait)" }

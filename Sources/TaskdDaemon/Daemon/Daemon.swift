@@ -257,6 +257,7 @@ package actor Daemon {
 
     /// Starts the run's handler now, whatever its task's `Fleet=` says.
     func launchHandler(_ run: Run) -> Termination? {
+        let run = resuming(run)
         if run.inProcess { return swift.start(run, now: clock.now(), daemon: self) }
         guard case .command(let spec)? = scheduler.tasks[run.key]?.definition.handler else {
             return .spawnFailed("unknown task")

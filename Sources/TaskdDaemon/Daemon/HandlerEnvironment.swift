@@ -49,6 +49,8 @@ enum HandlerEnvironment {
         // A fleet run's claim: who holds it, and its fence token (only growing, slot by slot).
         if let token = run.fenceToken { assignments.append("TASKD_FENCE_TOKEN=\(token)") }
         if let host = run.fleetHost { assignments.append("TASKD_FLEET_HOST=\(host)") }
+        // The checkpoint an earlier run kept (`CHECKPOINT=`), as it gave it.
+        if let checkpoint = run.checkpoint { assignments.append("TASKD_CHECKPOINT=\(checkpoint)") }
         // The names above are distinct: only the task's own assignments can repeat one.
         guard !spec.environment.isEmpty else { return assignments }
         assignments += spec.environment

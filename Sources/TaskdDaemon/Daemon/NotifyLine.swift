@@ -1,7 +1,7 @@
 import TaskdProtocol
 
 /// A line a command writes to its notify descriptor (`TASKD_NOTIFY_FD`): `PROGRESS=N/TOTAL`,
-/// `PROGRESS=N` (total unknown), `STATUS=text` or `RESULT=value`, as `sd_notify`'s assignments.
+/// `PROGRESS=N` (total unknown), `STATUS=text`, `RESULT=value` or `CHECKPOINT=text`, as `sd_notify`'s assignments.
 /// Anything else is ignored, as `sd_notify` ignores assignments it does not know.
 enum NotifyLine {
     /// The longest `RESULT=` value kept, in bytes; a longer one is ignored.
@@ -15,6 +15,10 @@ enum NotifyLine {
             guard value.utf8.count <= resultLimit else { return nil }
             let json = (try? JSONParser.parse(Array(value.utf8))) ?? .string(String(value))
             return ProgressMailbox.Report(result: json.description)
+        }
+        if line.hasPrefix("CHECKPOINT=") {
+            // Kept as given, for the next run's TASKD_CHECKPOINT.
+            return ProgressMailbox.Report(checkpoint: String(line.dropFirst(11)))
         }
         guard line.hasPrefix("PROGRESS=") else { return nil }
         let value = line.dropFirst(9)

@@ -10,12 +10,18 @@ package struct ProgressMailbox: ~Copyable, Sendable {
         package var status: String?
         /// A command's `RESULT=`: the run's result, as JSON text.
         package var result: String?
+        /// A command's `CHECKPOINT=`: the text to hand the task's next run.
+        package var checkpoint: String?
 
-        package init(completed: Int64? = nil, total: Int64? = nil, status: String? = nil, result: String? = nil) {
+        package init(
+            completed: Int64? = nil, total: Int64? = nil, status: String? = nil, result: String? = nil,
+            checkpoint: String? = nil
+        ) {
             self.completed = completed
             self.total = total
             self.status = status
             self.result = result
+            self.checkpoint = checkpoint
         }
     }
 

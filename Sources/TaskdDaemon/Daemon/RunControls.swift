@@ -8,6 +8,8 @@ package protocol RunControls: Sendable {
     func progress(completed: Int64, total: Int64?)
     /// Reports a line of status.
     func status(_ text: String)
+    /// Keeps `value` (JSON text) as the task's checkpoint: nil once it is on disk, else why not.
+    func checkpoint(_ value: String) async -> String?
 }
 
 /// Controls that do nothing: a context made by hand.
@@ -16,4 +18,5 @@ package struct NoRunControls: RunControls {
     package func scheduleNext(_ delay: Duration) {}
     package func progress(completed: Int64, total: Int64?) {}
     package func status(_ text: String) {}
+    package func checkpoint(_ value: String) async -> String? { nil }
 }

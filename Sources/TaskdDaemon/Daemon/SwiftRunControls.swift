@@ -25,6 +25,13 @@ final class SwiftRunControls: RunControls {
 
     func status(_ text: String) { deliver(mailbox.post { $0.status = text }) }
 
+    func checkpoint(_ value: String) async -> String? {
+        let runID = self.runID
+        return await withCheckedContinuation { continuation in
+            daemon.onLoop { $0.checkpointed(runID: runID, value) { continuation.resume(returning: $0) } }
+        }
+    }
+
     private func deliver(_ first: Bool) {
         guard first else { return }
         daemon.onLoop { [self] in $0.progressReported(runID: runID, mailbox.take()) }

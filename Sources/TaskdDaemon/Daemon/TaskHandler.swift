@@ -3,7 +3,7 @@ import TaskScheduling
 /// A registered Swift handler with its types erased: it decodes the run's payload, runs the
 /// action, and returns its result encoded as JSON text (nil for a task without a result type).
 package struct TaskHandler: Sendable {
-    let body: @Sendable (Run, ClockReading, any RunControls) async throws -> String?
+    package let body: @Sendable (Run, ClockReading, any RunControls) async throws -> String?
 
     package init(_ body: @escaping @Sendable (Run, ClockReading, any RunControls) async throws -> String?) {
         self.body = body

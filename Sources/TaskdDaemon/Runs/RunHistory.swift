@@ -35,6 +35,8 @@ final class RunHistory: RunEventObserver, @unchecked Sendable {
     func observe(_ event: SchedulerEvent) {
         guard case .ended(let run) = event else { return }
         records[run.key, default: TaskRecord()].append(RunInfo(run), keep: historySizes[run.key] ?? Self.defaultSize)
+        // The work is done: the next run starts from the beginning.
+        if run.outcome == .completed, !run.fenced { records[run.key]?.checkpoint = nil }
         dirty.insert(run.key)
         endedAwaitingDisk[run.key, default: []].append(run)
     }
@@ -43,6 +45,12 @@ final class RunHistory: RunEventObserver, @unchecked Sendable {
     func update(_ key: TaskKey, _ change: (inout TaskRecord) -> Void) {
         change(&records[key, default: TaskRecord()])
         dirty.insert(key)
+    }
+
+    /// Keeps `checkpoint` as the task's; `then` runs once the record is on disk and synced.
+    func keep(_ checkpoint: TaskCheckpoint, for key: TaskKey, then: @escaping @Sendable () -> Void) {
+        records[key, default: TaskRecord()].checkpoint = checkpoint
+        store.save(key, records[key]!, sync: true, then: then)
     }
 
     /// Keeps records loaded for tasks added by a reload.

@@ -9,6 +9,8 @@ package struct TaskRecord: Hashable, Sendable {
     var requestedUSec: UInt64?
     /// How the task has been doing: its last success, failures in a row, alerts raised, its pause.
     var health: TaskHealth?
+    /// The last checkpoint a run kept, until a run completes (`ResumeFrom=`).
+    var checkpoint: TaskCheckpoint?
     private(set) var history: [RunInfo] = []
     /// Each history entry's JSON, kept beside it: a save re-encodes only what changed.
     private var historyJSON: [[UInt8]] = []
@@ -45,6 +47,10 @@ package struct TaskRecord: Hashable, Sendable {
             out.append(contentsOf: entry)
         }
         out.append(contentsOf: #"]"#.utf8)
+        if let checkpoint {
+            out.append(contentsOf: #","checkpoint":"#.utf8)
+            out.append(contentsOf: Array(checkpoint.json.description.utf8))
+        }
         if let health, health != TaskHealth() {
             out.append(contentsOf: #","health":"#.utf8)
             out.append(contentsOf: Array(Self.encode(health).description.utf8))
@@ -74,6 +80,7 @@ package struct TaskRecord: Hashable, Sendable {
         lastTriggerUSec = json["lastTriggerUSec"]?.intValue.map { UInt64(clamping: $0) }
         requestedUSec = json["requestedUSec"]?.intValue.map { UInt64(clamping: $0) }
         health = json["health"].map(Self.decode)
+        checkpoint = json["checkpoint"].flatMap(TaskCheckpoint.init(json:))
         history = runs.compactMap(RunInfo.init(json:))
         guard history.count == runs.count else { return nil }
         historyJSON = history.map(\.encodedJSON)
