@@ -69,6 +69,11 @@ public struct TaskRequirement: Sendable {
         TaskRequirement { $0.fleetUnavailable = policy }
     }
 
+    /// When one trigger starts runs of this task and of `tasks` (a wake of their kind, timers due
+    /// at the same moment), this task's run waits for theirs to end (`After=`): order only, it runs
+    /// whatever their outcome.
+    public static func after(_ tasks: String...) -> TaskRequirement { TaskRequirement { $0.after += tasks } }
+
     /// A run starts from the beginning, never from the checkpoint an earlier run kept
     /// (`ResumeFrom=start`); by default `context.resumeState` hands it over.
     public static var resumeFromStart: TaskRequirement { TaskRequirement { $0.resumeFrom = .start } }

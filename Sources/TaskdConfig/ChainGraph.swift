@@ -1,10 +1,14 @@
 import TaskScheduling
 
-/// The wakes between tasks that `OnSuccess=` and `OnFailure=` declare, as a graph: a cycle in it
-/// would wake its tasks for ever, so the configuration refuses one (`ConfigLoader`).
+/// The links between tasks that `OnSuccess=`/`OnFailure=` (wakes) or `After=` (order) declare, as a
+/// graph: a cycle of wakes would run its tasks for ever, a cycle of `After=` would leave them waiting
+/// for each other, so the configuration refuses either (`ConfigLoader`).
 enum ChainGraph {
-    /// The tasks of a cycle, in the order the wakes go (its first task the smallest key); nil if none.
-    static func cycle(in definitions: [TaskKey: TaskDefinition]) -> [TaskKey]? {
+    /// The tasks of a cycle of the links `edges` gives (targets, as a wake's), in the order they go
+    /// (its first task the smallest key); nil if none.
+    static func cycle(
+        in definitions: [TaskKey: TaskDefinition], edges: (TaskDefinition) -> [String] = { $0.onSuccess + $0.onFailure }
+    ) -> [TaskKey]? {
         let byName = Dictionary(grouping: definitions.keys, by: \.identifier)
         let byKind = Dictionary(grouping: definitions.keys, by: \.kind)
         // Targets resolve as a wake's do: kind:identifier, else a name, else a kind.
@@ -18,7 +22,7 @@ enum ChainGraph {
         }
         var next: [TaskKey: [TaskKey]] = [:]
         for (key, d) in definitions {
-            next[key] = Set((d.onSuccess + d.onFailure).flatMap(resolve)).sorted()
+            next[key] = Set(edges(d).flatMap(resolve)).sorted()
         }
         // Depth-first, in key order: a task met again while on the path closes a cycle.
         var done: Set<TaskKey> = []

@@ -28,6 +28,7 @@ public enum ConfigLoader {
         // Each group's size, and where it was given (nil: in code): every task of a group gives the same.
         var groups: [String: (size: Int, at: SourceLocation?)] = [:]
         var chainLocations: [TaskKey: (at: SourceLocation, key: String)] = [:]
+        var afterLocations: [TaskKey: SourceLocation] = [:]
         for task in swiftTasks {
             if let g = task.concurrencyGroup, groups[g.name] == nil { groups[g.name] = (g.size, nil) }
         }
@@ -105,6 +106,7 @@ public enum ConfigLoader {
             }
             if let base, base.key != definition.key { definitions[base.key] = nil }
             if let chain = file.chainLocation { chainLocations[definition.key] = (chain, file.chainKey) }
+            if let after = file.afterLocation { afterLocations[definition.key] = after }
             fromFiles[definition.key] = path
             definitions[definition.key] = shared.share(definition)
         }
@@ -118,6 +120,17 @@ public enum ConfigLoader {
                     chainLocations[culprit]?.at ?? SourceLocation(file: "(registered in code)", line: 0),
                     key: chainLocations[culprit]?.key ?? "OnSuccess",
                     "\(culprit.identifier) closes a cycle of OnSuccess=/OnFailure= wakes (\(path)): it would run for ever"
+                ))
+            definitions[culprit] = nil
+        }
+        // Tasks ordered after each other in a ring would wait for each other for ever.
+        while let cycle = ChainGraph.cycle(in: definitions, edges: \.after) {
+            let culprit = cycle.last { afterLocations[$0] != nil } ?? cycle.last!
+            let path = (cycle + [cycle[0]]).map(\.identifier).joined(separator: " after ")
+            diagnostics.append(
+                ConfigDiagnostic(
+                    afterLocations[culprit] ?? SourceLocation(file: "(registered in code)", line: 0), key: "After",
+                    "\(culprit.identifier) closes a cycle of After= (\(path)): its runs would wait for each other for ever"
                 ))
             definitions[culprit] = nil
         }

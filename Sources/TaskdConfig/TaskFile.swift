@@ -27,6 +27,8 @@ public struct TaskFile: Sendable {
     /// Where the first `OnSuccess=`/`OnFailure=` was set, and which, for the diagnostic of a chain's cycle.
     var chainLocation: SourceLocation?
     var chainKey = "OnSuccess"
+    /// Where the first `After=` is (a cycle of them is refused there).
+    var afterLocation: SourceLocation?
     /// The list keys given so far: the first one in a file replaces the list it starts from.
     var listsStarted: Set<String> = []
     /// The entries applied, in order, to apply again onto a Swift task's own definition.

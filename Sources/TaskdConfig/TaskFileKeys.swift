@@ -133,6 +133,10 @@ enum TaskFileKeys {
                 if f.chainLocation == nil { (f.chainLocation, f.chainKey) = (e.location, e.key) }
             },
             "OnOverdue": { f, e throws(ConfigDiagnostic) in try f.append(\.onOverdue, e, targets) },
+            "After": { f, e throws(ConfigDiagnostic) in
+                try f.append(\.after, e, targets)
+                if f.afterLocation == nil { f.afterLocation = e.location }
+            },
             "WakeUsers": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeUsers, e, users) },
             "WakeGroups": { f, e throws(ConfigDiagnostic) in try f.append(\.wakeGroups, e, groups) },
         ],

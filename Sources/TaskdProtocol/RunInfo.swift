@@ -78,6 +78,9 @@ public struct RunInfo: Hashable, Sendable, JSONValueConvertible {
         previousRunId = run.previousAttemptID
         waitingFor = run.waitingFor.isEmpty ? nil : run.waitingFor.map(\.waitingText).joined(separator: ", ")
         if run.waitingForGroup, let group = run.group { waitingFor = "its turn in ConcurrencyGroup=\(group)" }
+        if !run.after.isEmpty {
+            waitingFor = "run " + run.after.map { String($0.prefix(8)) }.joined(separator: ", ") + " to end (After=)"
+        }
         progressCompleted = run.progress?.completed
         progressTotal = run.progress?.total
         status = run.progress?.status

@@ -201,7 +201,7 @@ public enum SchedulerInterface {
         method Upgrade() -> (previousVersion: string, version: string, runs: int)
 
         # One reason a task runs, waits or does not run now. code: stopping, sleeping, draining, paused, running,
-        # waiting-for-conditions, waiting-for-slot, waiting-for-group, queued-behind, joins-run, replaces-run, skips-trigger, retry-pending,
+        # waiting-for-conditions, waiting-for-slot, waiting-for-group, waiting-for-order, queued-behind, joins-run, replaces-run, skips-trigger, retry-pending,
         # next-timer, wake-only, overdue, failing (alerted), failures, last-refusal, last-result, fleet,
         # claim-pending or fleet-unavailable;
         # messageId: the journal MESSAGE_ID of the entries behind it, where there are some.

@@ -63,6 +63,23 @@ struct ConfigRulesTests {
         #expect(config.tasks.map(\.key.identifier) == ["a", "alert", "b"])
     }
 
+    @Test("a cycle of After= is refused at the After= line of the task that closes it; the rest load")
+    func afterCycles() throws {
+        let f = try ConfigFixture()
+        try f.write("tasks.d/extract.task", "[Task]\n[Exec]\nExecStart=/bin/true\n")
+        try f.write("tasks.d/load.task", "[Task]\nAfter=transform\n[Exec]\nExecStart=/bin/true\n")
+        let transform = try f.write(
+            "tasks.d/transform.task", "[Task]\nDescription=t\nAfter=extract load\n[Exec]\nExecStart=/bin/true\n")
+        let config = ConfigLoader.load(directory: f.directory)
+        #expect(
+            config.diagnostics.map(\.description) == [
+                "\(transform):3: error: After=: transform closes a cycle of After= (load after transform after load): "
+                    + "its runs would wait for each other for ever"
+            ])
+        #expect(config.tasks.map(\.key.identifier) == ["extract", "load"])
+        #expect(config.tasks.first { $0.key.identifier == "load" }?.after == ["transform"])
+    }
+
     @Test("a fleet task with no FleetEndpoints=: a warning at its Fleet= line, the task loaded")
     func fleetWithoutEndpoints() throws {
         let f = try ConfigFixture()

@@ -12,7 +12,7 @@ struct TaskFileKeysTests {
         "Task": [
             "Description": "d", "Kind": "appRefresh", "Identifier": "other", "RuntimeBudgetSec": "7s",
             "CancelGraceSec": "3s", "Fleet": "max:2", "FleetUnavailable": "local", "Overlap": "queue",
-            "ConcurrencyGroup": "db:2", "ResumeFrom": "start",
+            "ConcurrencyGroup": "db:2", "ResumeFrom": "start", "After": "extract",
             "QueueLimit": "3", "MaxAttempts": "4",
             "RetryBackoffSec": "2s", "RetryBackoffMaxSec": "9s", "RetryJitter": "0.5", "RetryPreventExitStatus": "7",
             "History": "3", "ProgressTimeoutSec": "1min", "RequireACPower": "yes", "RequireBatteryNotLow": "yes",

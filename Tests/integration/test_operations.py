@@ -105,6 +105,35 @@ def test_a_chain_of_three_commands_passes_a_result_from_the_first_to_the_third(d
     assert history[0]["result"] == {"rows": 21}, history[0]
 
 
+def test_after_orders_the_runs_of_one_wake_and_why_says_what_a_run_waits_for(daemon_factory, tmp_path):
+    # One wake of the kind starts all three; After= makes them go extract → transform → load, each
+    # starting only once the one before ended (transform fails: order, not requirement).
+    log = tmp_path / "order.log"
+    gate = tmp_path / "gate"
+    job = "/bin/sh -c 'echo \"start {n} $(date +%s%N)\" >> {log}; {wait}echo \"end {n} $(date +%s%N)\" >> {log}; exit {status}'"
+    d = daemon_factory({
+        "load.task": task(job.format(n="load", log=log, wait="", status=0), kind="processing", extra="After=transform"),
+        "extract.task": task(job.format(n="extract", log=log, wait=f"while [ ! -e {gate} ]; do sleep 0.05; done; ",
+                                        status=0), kind="processing"),
+        "transform.task": task(job.format(n="transform", log=log, wait="", status=1), kind="processing",
+                               extra="After=extract"),
+    }).start()
+    r = d.taskctl("wake", "processing", "--json")
+    assert r.returncode == 0, r
+    runs = {run["task"]: run for run in json.loads(r.stdout)}
+    assert runs["extract"]["state"] == "running", runs
+    assert runs["transform"]["state"] == "queued" and "(After=)" in runs["transform"]["waitingFor"], runs
+    why = d.taskctl("why", "transform").stdout
+    assert f"waits for run {runs['extract']['runId'][:8]} of extract to end (After=)" in why, why
+    gate.touch()
+    wait_for(lambda: log.exists() and log.read_text().count("end ") == 3, what="the three runs to end")
+    events = [line.split()[:2] for line in log.read_text().splitlines()]
+    assert events == [["start", "extract"], ["end", "extract"], ["start", "transform"], ["end", "transform"],
+                      ["start", "load"], ["end", "load"]], events
+    waited = journal(_PID=str(d.proc.pid), TASK="load", TASK_QUEUE="after")
+    assert waited and waited[0]["TASK_AFTER_RUN_IDS"] == runs["transform"]["runId"], waited
+
+
 def test_pause_after_failures_pauses_the_task_and_why_says_so(daemon_factory):
     d = daemon_factory({"flaky.task": task("/bin/false", extra="PauseAfterFailures=1")}).start()
     d.taskctl("wake", "flaky", "--wait")

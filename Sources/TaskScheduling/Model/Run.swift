@@ -48,6 +48,8 @@ public struct Run: Hashable, Sendable {
     /// whether it waits for one.
     public var group: String?
     public var waitingForGroup = false
+    /// Runs of the same trigger it waits to end before it starts (`After=`): empty once they have.
+    public var after: [String] = []
     /// The conditions whose loss cancelled the run (`ConditionLost=cancel`, reason `condition-lost`).
     public var lostConditions: [TaskCondition] = []
     /// True when the handler ended by itself and successfully after cancellation was signalled

@@ -7,6 +7,8 @@ public struct WhyReason: Hashable, Sendable {
         case waitingForSlot = "waiting-for-slot"
         /// Its run waits for a place in its task's concurrency group (`ConcurrencyGroup=`).
         case waitingForGroup = "waiting-for-group"
+        /// Its run waits for runs of the same trigger to end (`After=`).
+        case waitingForOrder = "waiting-for-order"
         case queuedBehind = "queued-behind"
         case joinsRun = "joins-run"
         case replacesRun = "replaces-run"

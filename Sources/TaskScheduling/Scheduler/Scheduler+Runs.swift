@@ -48,6 +48,7 @@ extension Scheduler {
             for id in tasks[key]!.queue { _ = detach(id, reason: .superseded, at: now, actions: &actions) }
         }
         var run = makeRun(key, request, definition: definition, at: now)
+        run.after = request.after
         // `retry` is still the task's: superseding above cannot set one (only the end of the task's
         // own run does) nor clear one.
         if let retry {
@@ -118,6 +119,7 @@ extension Scheduler {
         _ run: Run, definition: TaskDefinition?, at now: ClockReading, actions: inout [SchedulerAction]
     ) -> Run {
         var run = run
+        if !run.after.isEmpty, waitBehind(&run, actions: &actions) { return run }
         if !allConditionsHold, let d = definition ?? tasks[run.key]?.definition,
             !d.conditions.isDisjoint(with: unheldConditions)
         {
@@ -255,6 +257,7 @@ extension Scheduler {
             tasks[run.key]?.lastDeactivation = now.monotonic
         }
         if let name = run.group { leaveGroup(id, name, at: now, actions: &actions) }
+        if !behind.isEmpty { releaseBehind(id, at: now, actions: &actions) }
         // The fields this needs, not a copy of the state: see `trigger`.
         guard
             case let (policy, nextQueued)? = tasks[run.key].flatMap({

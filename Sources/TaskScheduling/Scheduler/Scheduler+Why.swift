@@ -89,6 +89,12 @@ extension Scheduler {
             let giveUp = deferUntil[id].map { "; gives up at \(time(now.realtime(at: $0)))" } ?? ""
             reasons.append(
                 WhyReason(.waitingForConditions, "run \(id.prefix(8)) waits: \(what)\(giveUp)", runID: id))
+        } else if !run.after.isEmpty {
+            let before = run.after.compactMap { runs[$0] }.map { "run \($0.id.prefix(8)) of \($0.key.identifier)" }
+            reasons.append(
+                WhyReason(
+                    .waitingForOrder,
+                    "run \(id.prefix(8)) waits for \(before.joined(separator: ", ")) to end (After=)", runID: id))
         } else if run.waitingForGroup, let name = run.group {
             let holders = (groups.holders[name] ?? []).compactMap { runs[$0] }
             let held = holders.map { "run \($0.id.prefix(8)) of \($0.key.identifier)" }.joined(separator: ", ")

@@ -18,6 +18,8 @@ public struct Scheduler: Sendable {
     public internal(set) var deferred: [String] = []
     /// The concurrency groups' places, and the runs waiting for one (`Scheduler+Groups`).
     var groups = GroupGate()
+    /// Runs that wait for others to end (`After=`), by the run they wait for (`Scheduler+Order`).
+    var behind: [String: [String]] = [:]
     /// When a deferred run gives up (`MaxDeferSec=`), by run id.
     var deferUntil: [String: UInt64] = [:]
     /// The conditions that do not hold now (`conditionsChanged`); none until told otherwise.
@@ -151,6 +153,25 @@ public struct Scheduler: Sendable {
         return (result, endBatch(actions))
     }
 
+    /// One wake of several tasks (a target naming a kind, or several tasks): a wake of each, with
+    /// its own durable record; their runs go in `After=` order. Results in the order given.
+    public mutating func wake(
+        _ wakes: [(key: TaskKey, record: String?)], wakeID: String? = nil, payload: String? = nil,
+        acknowledged: UInt64? = nil, at now: ClockReading
+    ) -> (results: [WakeResult], actions: [SchedulerAction]) {
+        var actions: [SchedulerAction] = []
+        let requests = wakes.map { wake in
+            (
+                wake.key,
+                TriggerRequest(
+                    trigger: .wake, wakeID: wakeID, payload: payload, records: wake.record.map { [$0] } ?? [],
+                    scheduled: acknowledged)
+            )
+        }
+        let results = trigger(requests, at: now, actions: &actions)
+        return (wakes.compactMap { results[$0.key] }, endBatch(actions))
+    }
+
     /// The conditions that hold changed: runs waiting for them start (slots allowing), and a run in
     /// progress whose task needs one that no longer holds is cancelled (`ConditionLost=cancel`,
     /// reason `condition-lost`), as at its budget: its hard stop one `CancelGraceSec=` later.
@@ -248,6 +269,7 @@ public struct Scheduler: Sendable {
         // An abandoned attempt past its bound no longer holds a retry back.
         if !abandoned.isEmpty { abandoned = abandoned.filter { $0.value > now.monotonic } }
         guard !isStopping else { return endBatch(actions) }
+        var elapsed: [(TaskKey, TriggerRequest)] = []
         for key in tasks.due(atOrBefore: now.monotonic) {
             guard var state = tasks[key] else { continue }
             if let retry = state.retry, retry.due <= now.monotonic, let until = abandoned[retry.failedRunID],
@@ -289,8 +311,10 @@ public struct Scheduler: Sendable {
             // The nominal elapse: a calendar's wall-clock time, else the timer's, before the random delay.
             let scheduled =
                 calendarFired ? state.calendarDueRealtime : state.nextTimer.map { now.realtime(at: $0) }
-            _ = trigger(key, TriggerRequest(trigger: kind, scheduled: scheduled), at: now, actions: &actions)
+            elapsed.append((key, TriggerRequest(trigger: kind, scheduled: scheduled)))
         }
+        // The timers due at this moment are one trigger: their runs go in `After=` order.
+        _ = trigger(elapsed, at: now, actions: &actions)
         return endBatch(actions)
     }
 

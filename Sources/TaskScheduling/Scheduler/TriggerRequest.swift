@@ -13,4 +13,6 @@ struct TriggerRequest: Hashable, Sendable {
     /// Work of its own (a fleet slot taken over): it never joins a run in progress, whatever
     /// `Overlap=` says; it waits behind it.
     var distinct = false
+    /// Runs the same trigger started that its run waits to end before it starts (`After=`).
+    var after: [String] = []
 }

@@ -65,6 +65,10 @@ public struct TaskOptions: Hashable, Sendable {
     public var onSuccess: [String] = []
     /// `OnFailure=`: tasks (targets) to wake when a run fails, as `onSuccess`.
     public var onFailure: [String] = []
+    /// `After=`: tasks (targets) whose runs started by the same trigger (one wake of several tasks,
+    /// timers due at the same moment) end before this task's run starts. Order only: it runs
+    /// whatever their outcome, and a trigger of this task alone waits for nothing.
+    public var after: [String] = []
     /// `OnOverdue=`: tasks (targets) to wake when the overdue alert is raised, as `onSuccess`.
     public var onOverdue: [String] = []
 }

@@ -60,12 +60,17 @@ extension Daemon {
                 acknowledgedUSec: now.realtime)
         }
         let ticket = store.add(wakes)
+        // One trigger for every task named: their runs go in `After=` order.
         var results: [WakeResult] = []
         var actions: [SchedulerAction] = []
-        for wake in wakes {
-            let (result, more) = scheduler.wake(key: wake.key, wakeID: id, payload: payload, record: wake.id, at: now)
-            if let result { results.append(result) }
-            actions += more
+        if wakes.count == 1 {
+            let (result, more) = scheduler.wake(
+                key: wakes[0].key, wakeID: id, payload: payload, record: wakes[0].id, at: now)
+            results = result.map { [$0] } ?? []
+            actions = more
+        } else {
+            (results, actions) = scheduler.wake(
+                wakes.map { (key: $0.key, record: Optional($0.id)) }, wakeID: id, payload: payload, at: now)
         }
         if let watch {
             let followed = results.filter { !$0.disposition.isDropped }.map(\.run.id)

@@ -33,6 +33,11 @@ package struct EventJournal: Sendable {
             entry = Self.entry(.runQueued, 6, "\(name): run \(short) waits its turn in ConcurrencyGroup=\(group)")
             entry.set("TASK_QUEUE", "group")
             entry.set("TASK_CONCURRENCY_GROUP", group)
+        case .waiting where !run.after.isEmpty:
+            let runs = run.after.map { String($0.prefix(8)) }.joined(separator: ", ")
+            entry = Self.entry(.runQueued, 6, "\(name): run \(short) waits for run \(runs) to end (After=)")
+            entry.set("TASK_QUEUE", "after")
+            entry.set("TASK_AFTER_RUN_IDS", run.after.joined(separator: " "))
         case .waiting:
             entry = Self.entry(.runQueued, 6, "\(name): run \(short) waits for a free slot (MaxConcurrentRuns=)")
             entry.set("TASK_QUEUE", "slot")

@@ -62,7 +62,7 @@ extension MessageID {
         case .paused: return .taskPaused
         case .running: return .runStarted
         case .waitingForConditions: return .conditionsChanged
-        case .waitingForSlot, .waitingForGroup, .queuedBehind: return .runQueued
+        case .waitingForSlot, .waitingForGroup, .waitingForOrder, .queuedBehind: return .runQueued
         case .joinsRun, .replacesRun: return .coalesced
         case .skipsTrigger: return .triggerSkipped
         case .retryPending: return .retryScheduled
