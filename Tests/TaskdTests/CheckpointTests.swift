@@ -1,5 +1,6 @@
 import Synchronization
 import Taskd
+import TaskdDaemon
 import TaskdTesting
 import Testing
 
@@ -97,7 +98,7 @@ struct CheckpointTests {
         let steps = 10_000
         let log = Log()
         let driver = TaskTestDriver(Self.job(steps: steps, log: log))
-        var random = SplitMix(seed: 47)
+        var random = SeededRandom(seed: 47)
         var kinds: [String: Int] = [:]
         var previous: TestRunResult?
         var previousID = ""
@@ -157,17 +158,4 @@ struct CheckpointTests {
     }
 
     static func partial(_ steps: Int) -> Int { (0..<steps).reduce(0) { ($0 &* 31 &+ $1) % 1_000_003 } }
-}
-
-/// A small seeded generator, so that the interruptions are the same on every run of the test.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
