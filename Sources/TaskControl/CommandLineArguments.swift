@@ -3,12 +3,14 @@ struct CommandLineArguments {
     var command: String?
     var positional: [String] = []
     var options: [String: String] = [:]
+    /// Every value of an option given more than once (`-p`), in order.
+    var repeated: [String: [String]] = [:]
     var flags: Set<String> = []
 
     /// Options that take a value; anything else starting with `-` is a flag.
     static let valued: Set<String> = [
         "--socket", "--id", "--payload", "-n", "--lines", "--run", "--base-time", "--iterations", "--until", "--note",
-        "--timeout",
+        "--timeout", "--at", "--in", "--calendar", "--budget", "--name", "-p", "--property",
     ]
 
     init(_ arguments: [String]) throws(UsageError) {
@@ -27,6 +29,7 @@ struct CommandLineArguments {
                 if Self.valued.contains(name) {
                     guard let v = inline ?? it.next() else { throw UsageError("\(name) needs a value") }
                     options[name] = v
+                    repeated[name, default: []].append(v)
                 } else {
                     guard inline == nil else { throw UsageError("\(name) takes no value") }
                     flags.insert(name)

@@ -61,6 +61,8 @@ enum Commands {
             return Failure(
                 code: .runDidNotComplete,
                 message: "reload refused; the running configuration stays:\n" + errors.joined(separator: "\n"))
+        case SchedulerInterface.invalidRequest:
+            return Failure(code: .usage, message: p.reason ?? "taskd refused the request")
         case SchedulerInterface.noSuchRun:
             return Failure(code: .noSuchTask, message: "no run has the id \(p.runId ?? "")")
         case SchedulerInterface.upgradeFailed:
@@ -300,7 +302,8 @@ enum Commands {
         if json {
             Terminal.out(JSONValue.array(cancelled.map(\.json)).description)
         } else if cancelled.isEmpty {
-            Terminal.out("\(target): nothing to cancel")
+            let submitted = target.hasPrefix(TaskKind.submitted + ":")
+            Terminal.out("\(target): \(submitted ? "withdrawn; no run was in progress" : "nothing to cancel")")
         } else {
             cancelled.forEach { Terminal.out("\($0.task): run \($0.runId) \($0.state.rawValue)") }
         }

@@ -27,7 +27,9 @@ public enum Taskctl {
           status NAME         one task: its run in progress, last run, schedule
           history NAME [-n N] the task's last runs, newest first
           cancel TARGET|RUNID cancel one run, or the run in progress, queued runs and pending
-                              retry of every task TARGET names
+                              retry of every task TARGET names (a submitted task is withdrawn)
+          submit [--at TIME | --in SPAN | --calendar EXPR] [--budget SPAN] [-p KEY=VALUE]... -- COMMAND...
+                              add a task that runs COMMAND as you, once or on a calendar
           reload              load the configuration again; prints what was added, removed, changed
           drain [--timeout SPAN] | drain --end
                               start no new run and wait until the runs in progress have ended, as
@@ -120,6 +122,7 @@ public enum Taskctl {
           --until SPAN  resume by itself after SPAN
           --note TEXT   why, shown by status, why and the journal
         """,
+        "submit": SubmitCommand.usage,
         "resume": "Usage: taskctl resume TARGET [--json]\n\nResumes every paused task TARGET names.",
         "drain": """
         Usage: taskctl drain [--timeout SPAN] [--json]
@@ -295,6 +298,8 @@ public enum Taskctl {
         case "cancel":
             try args.check(allowed: [])
             return try Commands.cancel(try one("TARGET"), json: json, socket: socket(args))
+        case "submit":
+            return try SubmitCommand.run(args, json: json, socket: socket(args))
         case "history":
             try args.check(allowed: ["-n", "--lines"])
             let text = args.options["-n"] ?? args.options["--lines"]

@@ -43,6 +43,12 @@ public enum ConfigLoader {
                 diagnostics.append(ConfigDiagnostic(at, "task \(definition.key) is already defined by \(other)"))
                 continue
             }
+            if definition.key.kind == SubmittedTaskFile.kind {
+                diagnostics.append(
+                    ConfigDiagnostic(
+                        at, key: "Kind", "'\(SubmittedTaskFile.kind)' is the kind of tasks taskctl submit adds"))
+                continue
+            }
             if definition.handler == .swift && base == nil {
                 diagnostics.append(
                     ConfigDiagnostic(

@@ -20,6 +20,14 @@ enum DaemonFileKeys {
                 let groups = try Identities.append(s.access?.groups, e, groups: true)
                 s.access = AccessList(users: s.access?.users ?? [], groups: groups)
             },
+            "SubmitUsers": { s, e throws(ConfigDiagnostic) in
+                let users = try Identities.append(s.submitAccess?.users, e, groups: false)
+                s.submitAccess = AccessList(users: users, groups: s.submitAccess?.groups ?? [])
+            },
+            "SubmitGroups": { s, e throws(ConfigDiagnostic) in
+                let groups = try Identities.append(s.submitAccess?.groups, e, groups: true)
+                s.submitAccess = AccessList(users: s.submitAccess?.users ?? [], groups: groups)
+            },
             "MaxConcurrentRuns": { s, e throws(ConfigDiagnostic) in s.maxConcurrentRuns = try count(e) },
             "MaxConnections": { s, e throws(ConfigDiagnostic) in s.maxConnections = try count(e) },
             "MaxConnectionsPerUser": { s, e throws(ConfigDiagnostic) in s.maxConnectionsPerUser = try count(e) },

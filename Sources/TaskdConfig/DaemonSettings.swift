@@ -10,6 +10,9 @@ public struct DaemonSettings: Hashable, Sendable {
     public var maxConcurrentRuns: Int?
     /// `AllowUsers=`/`AllowGroups=`: who besides root may use the control socket (nil: whoever can connect).
     public var access: AccessList?
+    /// `SubmitUsers=`/`SubmitGroups=`: who besides root and taskd's own user may submit transient
+    /// tasks (nil: no one else).
+    public var submitAccess: AccessList?
     /// `MaxConnections=`, `MaxConnectionsPerUser=`: open control-socket connections allowed (nil: default).
     public var maxConnections: Int?
     public var maxConnectionsPerUser: Int?

@@ -20,6 +20,9 @@ struct UnitFileTable<Target>: Sendable {
         sections.map { ($0, rows[$0, default: [:]].keys.sorted()) }
     }
 
+    /// The section whose rows include `key`, if any.
+    func section(of key: String) -> String? { sections.first { rows[$0]?[key] != nil } }
+
     /// The row for an entry's section and key, if the table has one.
     func row(_ e: UnitFileEntry) -> Apply? { rows[e.section]?[e.key] }
 

@@ -168,8 +168,17 @@ public enum SchedulerInterface {
         method History(name: string, limit: ?int) -> (runs: []RunInfo)
 
         # Cancels one run (target is its runId), or the run in progress, the queued runs and the pending
-        # retry of every task the target names; returns the runs signalled or ended.
+        # retry of every task the target names; returns the runs signalled or ended. A submitted task
+        # it names is withdrawn too: it will not run again.
         method Cancel(target: string) -> (runs: []RunInfo)
+
+        # Adds a transient task of kind submitted that runs command (no shell) once: now, at atUSec
+        # (CLOCK_REALTIME) or inUSec from now; or on calendar (OnCalendar=) for as long as it has elapses.
+        # It is persisted (a time passed while taskd was down runs at its start), listed, and removed
+        # once it has run for the last time, or by Cancel. properties are task-file settings, Key=Value
+        # each; InvalidRequest names the one that is wrong. The command runs as the caller (a
+        # caller other than root never as another user); SubmitUsers=/SubmitGroups= say who may submit.
+        method Submit(command: []string, name: ?string, atUSec: ?int, inUSec: ?int, calendar: ?string, properties: ?[]string) -> (task: TaskInfo)
 
         # Loads the configuration again. If it is invalid nothing changes (InvalidConfiguration). Otherwise
         # added tasks are scheduled, removed tasks' runs cancelled (removed), changed tasks' runs cancelled

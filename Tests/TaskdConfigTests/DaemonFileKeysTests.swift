@@ -36,6 +36,12 @@ struct DaemonFileKeysTests {
             key: "AllowGroups", good: "root 77", sets: { $0.access = AccessList(groups: [0, 77]) },
             bad: "no-such-group-here", error: "no such group 'no-such-group-here'"),
         Row(
+            key: "SubmitUsers", good: "root 1234", sets: { $0.submitAccess = AccessList(users: [0, 1234]) },
+            bad: "no-such-user-here", error: "no such user 'no-such-user-here'"),
+        Row(
+            key: "SubmitGroups", good: "77", sets: { $0.submitAccess = AccessList(groups: [77]) },
+            bad: "no-such-group-here", error: "no such group 'no-such-group-here'"),
+        Row(
             key: "MaxConcurrentRuns", good: "3", sets: { $0.maxConcurrentRuns = 3 }, bad: "0",
             error: "'0' is not a whole number from 1 to 100000"),
         Row(

@@ -12,6 +12,8 @@ struct ControlServiceTests {
     final class Channel: ReplyChannel {
         let peer: PeerCredentials
         let replies = Mutex<[VarlinkReply]>([])
+        /// Every reply as it is sent, for a method that answers later (`Submit`).
+        let (sent, sending) = AsyncStream.makeStream(of: VarlinkReply.self)
         var isClosed: Bool { false }
 
         init(uid: UInt32 = 0) { peer = PeerCredentials(pid: 1, uid: uid, gid: 0) }
@@ -19,6 +21,7 @@ struct ControlServiceTests {
         func send(_ reply: VarlinkReply) {
             let read = try! VarlinkReply(message: reply.encoded)
             replies.withLock { $0.append(read) }
+            sending.yield(read)
         }
     }
 
@@ -38,6 +41,14 @@ struct ControlServiceTests {
         await scheduler.serve(VarlinkCall(method: method, parameters: parameters), with: service, on: channel)
         let replies = channel.replies.withLock { $0 }
         return replies.count == 1 ? replies[0] : nil
+    }
+
+    /// The first reply to a method that answers once its work is done, off the call.
+    func callAnswered(_ method: String, _ parameters: [String: JSONValue]) async -> VarlinkReply? {
+        let channel = Channel()
+        await scheduler.serve(VarlinkCall(method: method, parameters: parameters), with: service, on: channel)
+        for await reply in channel.sent { return reply }
+        return nil
     }
 
     @Test("the table serves every method the two IDLs declare, and no other")
@@ -87,7 +98,14 @@ struct ControlServiceTests {
         let pause = await call(SchedulerInterface.Pause.name, ["target": "t", "untilUSec": 5, "note": "n"])
         #expect(try TaskNamesReply(parameters: try #require(pause).parameters).tasks == ["processing:t"])
         _ = await call(SchedulerInterface.History.name, ["name": "h"])
-        #expect(await scheduler.heard == [#"wake known {"a":1}"#, "pause t 5 n", "history h 20"])
+        let submit = await callAnswered(
+            SchedulerInterface.Submit.name,
+            ["command": .array(["/bin/echo", "hi"]), "inUSec": 2, "properties": .array(["A=1"])])
+        #expect(submit?.error == SchedulerInterface.permissionDenied)
+        #expect(
+            await scheduler.heard == [
+                #"wake known {"a":1}"#, "pause t 5 n", "history h 20", #"submit /bin/echo hi 2 ["A=1"]"#,
+            ])
         let why = try SchedulerInterface.Why.Reply(
             parameters: try #require(await call(SchedulerInterface.Why.name, ["name": "w"])).parameters)
         #expect(why.task == "processing:w")

@@ -30,6 +30,10 @@ actor FakeScheduler: SchedulerControl {
         reply([])
     }
     func cancel(target: String, peer: PeerCredentials) throws -> [RunInfo] { [] }
+    func submit(_ p: SchedulerInterface.Submit.Parameters, peer: PeerCredentials) async throws -> TaskInfo {
+        heard.append("submit \(p.command.joined(separator: " ")) \(p.inUSec ?? 0) \(p.properties ?? [])")
+        throw Refusal()
+    }
     func pause(target: String, until: UInt64?, note: String, peer: PeerCredentials) throws -> [String] {
         heard.append("pause \(target) \(until ?? 0) \(note)")
         return ["processing:\(target)"]
@@ -75,5 +79,13 @@ actor FakeScheduler: SchedulerControl {
     /// Serves `call` through `service` on the actor's executor, as the socket's reader does.
     func serve(_ call: VarlinkCall, with service: ControlService<FakeScheduler>, on channel: some ReplyChannel) {
         service.handle(call, on: channel)
+    }
+}
+
+/// What the fake refuses with: a permission denied, as the daemon's refusals come.
+struct Refusal: VarlinkErrorConvertible {
+    var varlinkError: VarlinkError {
+        VarlinkError(
+            SchedulerInterface.permissionDenied, ["reason": "the fake says no"], rejection: "permission denied")
     }
 }

@@ -16,6 +16,7 @@ final class RecordingLauncher: CommandLauncher {
 
     private struct State {
         var started: [Run] = []
+        var specs: [String: CommandSpec] = [:]
         var signals: [Signal] = []
         var ended: [String] = []
         var joined: [Run] = []
@@ -28,6 +29,7 @@ final class RecordingLauncher: CommandLauncher {
     func start(_ run: Run, _ spec: CommandSpec, reporter: any RunReporter) -> Termination? {
         state.withLock { s in
             s.started.append(run)
+            s.specs[run.id] = spec
             return s.failing.contains(run.key.identifier) ? .spawnFailed("refused by the test") : nil
         }
     }
@@ -50,6 +52,9 @@ final class RecordingLauncher: CommandLauncher {
 
     /// Every run started so far, in order, as it was when it started.
     var started: [Run] { state.withLock { $0.started } }
+
+    /// The command each run was started with, by run id.
+    var specs: [String: CommandSpec] { state.withLock { $0.specs } }
 
     /// Every signal sent so far, in order.
     var signals: [Signal] { state.withLock { $0.signals } }

@@ -62,6 +62,7 @@ struct VarlinkTests {
             SchedulerInterface.Pause.self, SchedulerInterface.Resume.self, SchedulerInterface.Why.self,
             SchedulerInterface.Metrics.self, SchedulerInterface.Drain.self, SchedulerInterface.EndDrain.self,
             SchedulerInterface.Follow.self, SchedulerInterface.Upgrade.self, SchedulerInterface.Fleet.self,
+            SchedulerInterface.Submit.self,
         ]
         #expect(declared.sorted() == typed.map { $0.name }.sorted())
     }

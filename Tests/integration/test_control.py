@@ -147,7 +147,7 @@ def test_a_wake_reply_tells_an_end_only_once_the_history_holding_it_is_on_disk(d
 def test_the_reference_varlink_client_parses_the_idl_and_calls_methods(daemon):
     out = subprocess.run([str(VARLINK_CALL), daemon.socket], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "# io.taskd.Scheduler: 29 members parsed" in out.stdout
+    assert "# io.taskd.Scheduler: 30 members parsed" in out.stdout
     assert '"vendor": "taskd"' in out.stdout
     wake = subprocess.run([str(VARLINK_CALL), "--more", daemon.socket, "io.taskd.Scheduler.Wake", '{"target": "hello"}'],
                           capture_output=True, text=True, timeout=60)
@@ -181,6 +181,9 @@ def test_the_reference_varlink_client_parses_the_idl_and_calls_methods(daemon):
     assert call("io.taskd.Scheduler.Drain", '{"timeoutUSec": 1000000}') == {"drained": True, "runs": []}
     assert call("io.taskd.Scheduler.Why", '{"name": "slow"}')["reasons"][0]["code"] == "draining"
     assert call("io.taskd.Scheduler.EndDrain") == {"waiting": 0}
+    submitted = call("io.taskd.Scheduler.Submit", '{"command": ["/bin/true"], "name": "later", "inUSec": 3600000000}')
+    assert submitted["task"]["kind"] == "submitted" and submitted["task"]["nextElapseUSec"] > 0
+    assert call("io.taskd.Scheduler.Cancel", '{"target": "submitted:later"}') == {"runs": []}
 
 
 def test_taskctl_commands_output_and_exit_codes(daemon, tmp_path):

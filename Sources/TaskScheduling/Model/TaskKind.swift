@@ -2,6 +2,8 @@
 public enum TaskKind {
     public static let appRefresh = "appRefresh"
     public static let processing = "processing"
+    /// The kind of the tasks `taskctl submit` adds, which no task file may give.
+    public static let submitted = "submitted"
 
     /// `appRefresh` 30 s (as on iOS), `processing` 10 min, any other kind 60 s.
     public static func defaultBudget(for kind: String) -> TimeSpan {

@@ -88,6 +88,18 @@ public enum Timestamp {
         }
     }
 
+    /// `2026-11-21 17:30:00.250000 UTC`: the `OnCalendar=` expression that elapses at `usec` only.
+    public static func calendarExpression(_ usec: UInt64) -> String {
+        var seconds = time_t(usec / 1_000_000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 64)
+        let n = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S", &parts)
+        let micro = String(usec % 1_000_000)
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) + "."
+            + String(repeating: "0", count: 6 - micro.count) + micro + " UTC"
+    }
+
     /// True when the local zone is UTC all year (no offset in January or July).
     public static var localZoneIsUTC: Bool {
         TimeZoneContext.with(nil) {

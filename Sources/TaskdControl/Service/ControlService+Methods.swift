@@ -43,6 +43,18 @@ extension ControlService {
             Row(SchedulerInterface.Cancel.self) { p, call, scheduler in
                 call.reply(.init(runs: try scheduler.cancel(target: p.target, peer: call.peer)))
             },
+            Row(SchedulerInterface.Submit.self) { p, call, scheduler in
+                // Off the loop's turn: the file is written and synced first.
+                Task(executorPreference: EventLoop.shared) {
+                    do {
+                        call.reply(.init(task: try await scheduler.submit(p, peer: call.peer)))
+                    } catch let error as any VarlinkErrorConvertible {
+                        call.fail(error.varlinkError)
+                    } catch {
+                        call.fail(VarlinkError(SchedulerInterface.invalidRequest, ["reason": .string("\(error)")]))
+                    }
+                }
+            },
             Row(SchedulerInterface.Pause.self) { p, call, scheduler in
                 let tasks = try scheduler.pause(
                     target: p.target, until: p.untilUSec, note: p.note ?? "", peer: call.peer)

@@ -19,6 +19,8 @@ public protocol SchedulerControl: Actor {
         reply: @escaping @Sendable ([RunInfo]) -> Void
     ) throws
     func cancel(target: String, peer: PeerCredentials) throws -> [RunInfo]
+    /// Adds a submitted task once it is on disk (see `SchedulerInterface.Submit`).
+    func submit(_ p: SchedulerInterface.Submit.Parameters, peer: PeerCredentials) async throws -> TaskInfo
     /// The runs by id; with `watch`, their later states (see `wake`).
     func follow(runIDs: [String], watch: (@Sendable (RunInfo) -> Void)?, followRetries: Bool) throws -> [RunInfo]
     func pause(target: String, until: UInt64?, note: String, peer: PeerCredentials) throws -> [String]

@@ -13,6 +13,8 @@ extension DaemonError: VarlinkErrorConvertible {
             VarlinkError(SchedulerInterface.shuttingDown)
         case .noSuchRun(let id):
             VarlinkError(SchedulerInterface.noSuchRun, ["runId": .string(id)])
+        case .invalidRequest(let reason):
+            VarlinkError(SchedulerInterface.invalidRequest, ["reason": .string(reason)])
         }
     }
 }

@@ -45,12 +45,9 @@ extension Daemon {
             journal.daemon(.configError, 4, "\(d.key): no Swift handler is registered; its runs will fail")
         }
         access = config.daemon.access
-        history.configure(config.tasks)
-        conditions.reconfigure(config.tasks)
-        watchConditions()
-        let (diff, actions) = scheduler.reload(
-            config.tasks, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon), at: clock.now())
-        Self.checkChains(config.tasks, resolver: scheduler.resolver, journal: journal)
+        submitAccess = config.daemon.submitAccess
+        let (diff, actions) = apply(
+            config.tasks + submittedTasks, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon))
         if !diff.added.isEmpty {
             let (loaded, problems) = await store.loadTasks(diff.added)
             for problem in problems { journal.daemon(.stateError, 4, problem) }
@@ -59,6 +56,18 @@ extension Daemon {
         perform(actions)
         journal.reloaded(diff)
         return .success(diff)
+    }
+
+    /// Puts `tasks` in effect (a reload, a task submitted or withdrawn): the history's sizes, the
+    /// conditions watched and the scheduler follow them. The caller performs the actions.
+    func apply(_ tasks: [TaskDefinition], maxConcurrentRuns: Int? = nil) -> (ReloadDiff, [SchedulerAction]) {
+        history.configure(tasks)
+        conditions.reconfigure(tasks)
+        watchConditions()
+        let (diff, actions) = scheduler.reload(
+            tasks, maxConcurrentRuns: maxConcurrentRuns ?? scheduler.maxConcurrentRuns, at: clock.now())
+        Self.checkChains(tasks, resolver: scheduler.resolver, journal: journal)
+        return (diff, actions)
     }
 
     /// The run keeper, if any, exits: taskd stops and every run has ended (`shutdown`).

@@ -128,9 +128,12 @@ extension Daemon {
 
     /// Cancels a run by id, or every run, queued run and retry of the tasks the target names.
     package func cancel(target: String, peer: PeerCredentials) throws -> [RunInfo] {
-        try checkWake(peer, scheduler.runs[target].map { [$0.key] } ?? scheduler.resolver.resolve(target))
+        let keys = try scheduler.runs[target].map { [$0.key] } ?? scheduler.resolver.resolve(target)
+        try checkWake(peer, keys)
         let (runs, actions) = try scheduler.cancel(target: target, reason: .requested, at: clock.now())
         perform(actions)
+        // A submitted task the target names is withdrawn: it does not run again.
+        if scheduler.runs[target] == nil { withdraw(Set(keys), reason: "cancelled by uid \(peer.uid)") }
         return runs.map { run in scheduler.runs[run.id].map { RunInfo($0) } ?? latest(run, disposition: .started) }
     }
 
@@ -181,7 +184,7 @@ extension Daemon {
         return Array((history.records[key]?.history ?? []).suffix(limit).reversed())
     }
 
-    private func info(for key: TaskKey, now: ClockReading) -> TaskInfo {
+    func info(for key: TaskKey, now: ClockReading) -> TaskInfo {
         let state = scheduler.tasks[key]!
         let record = history.records[key] ?? TaskRecord()
         var info = TaskInfo(

@@ -68,6 +68,12 @@ package actor Daemon {
     /// `AllowUsers=`/`AllowGroups=` of the configuration in effect.
     var access: AccessList?
     let owner = geteuid()
+    /// Submitted tasks (`Daemon+Submit`): their files, who may submit (`SubmitUsers=`,
+    /// `SubmitGroups=`), the names being written, and those whose run ended (spent, maybe).
+    let submitted: SubmittedFolder
+    var submitAccess: AccessList?
+    var submitting: Set<String> = []
+    var submittedEnded: Set<TaskKey> = []
 
     package init(
         config: LoadedConfig, handlers: [String: TaskHandler], records: [TaskKey: TaskRecord], ports: DaemonPorts
@@ -96,6 +102,8 @@ package actor Daemon {
         observers = [JournalObserver(journal: ports.journal), metrics, history, watchers]
         conditions = ConditionsInUse(config.tasks)
         access = config.daemon.access
+        submitAccess = config.daemon.submitAccess
+        submitted = ports.submitted
         Self.checkChains(config.tasks, resolver: scheduler.resolver, journal: journal)
     }
 
@@ -215,6 +223,7 @@ package actor Daemon {
                 }
                 if case .ended(let run) = event {
                     handlerGone(run)
+                    if run.key.kind == SubmittedTaskFile.kind { submittedEnded.insert(run.key) }
                     if !fleetRuns.isEmpty, fleetRuns[run.id] != nil { fleetRunEnded(run) }
                     if activeRuns != nil, activeSnapshots.removeValue(forKey: run.id) != nil { activeChanged = true }
                 } else if case .started(let run) = event, activeRuns != nil {
@@ -234,6 +243,7 @@ package actor Daemon {
             }
         }
         saveHistory()
+        if !submittedEnded.isEmpty { retireSpent() }
         if machine != nil { followMachine() }
         if metrics.file != nil { metrics.changed { [weak self] in self?.onLoop { $0.writeMetricsFile() } } }
         afterChange()

@@ -6,4 +6,6 @@ enum DaemonError: Error, Sendable {
     case permissionDenied(String)
     /// No run in progress or in a history has this id.
     case noSuchRun(String)
+    /// The request cannot be done as asked; the reason says why.
+    case invalidRequest(String)
 }

@@ -28,6 +28,8 @@ package struct DaemonPorts: Sendable {
     /// Makes the fleet (`FleetEndpoints=`), which tells the daemon of lost claims and slots to take
     /// over through the handler it is given (nil: no fleet; every task runs as `Fleet=host`).
     package var fleet: (@Sendable (@escaping @Sendable (FleetEvent) -> Void) -> any FleetPort)?
+    /// Where submitted tasks are kept (`taskctl submit`); one with no directory keeps none.
+    package var submitted: SubmittedFolder
 
     package init(
         clock: any DaemonClock, commands: any CommandLauncher,
@@ -36,9 +38,11 @@ package struct DaemonPorts: Sendable {
         loadConfig: @escaping @Sendable () -> LoadedConfig,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), machineID: String = "",
         cutRuns: CutRunsFile? = nil, activeRuns: ActiveRunsFile? = nil,
-        fleet: (@Sendable (@escaping @Sendable (FleetEvent) -> Void) -> any FleetPort)? = nil
+        fleet: (@Sendable (@escaping @Sendable (FleetEvent) -> Void) -> any FleetPort)? = nil,
+        submitted: SubmittedFolder = SubmittedFolder(stateDirectory: nil)
     ) {
         self.fleet = fleet
+        self.submitted = submitted
         self.cutRuns = cutRuns
         self.activeRuns = activeRuns
         self.clock = clock

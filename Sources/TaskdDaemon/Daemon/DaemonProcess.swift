@@ -179,7 +179,12 @@ package struct DaemonProcess: Sendable {
         // A passwd lookup may block (NSS): done once at start-up, before anything is served and on
         // the thread that loaded the configuration (see `runOnLoop`), not by each command's spawn.
         _ = HandlerEnvironment.ownUser
-        let (records, problems) = await store.loadTasks(config.tasks.map(\.key))
+        // The tasks `taskctl submit` added, kept in the state folder, with their records.
+        let submitted = SubmittedFolder(stateDirectory: stateDirectory)
+        let keptTasks = submitted.load { journal.daemon(.stateError, 4, $0) }
+        config.tasks += keptTasks.tasks
+        var (records, problems) = await store.loadTasks(config.tasks.map(\.key))
+        keptTasks.backdate(&records)
         let (wakes, logProblems) = await store.loadWakes()
         for problem in problems + logProblems { journal.daemon(.stateError, 4, problem) }
         let swiftTasks = registrations.map(\.definition)
@@ -203,7 +208,7 @@ package struct DaemonProcess: Sendable {
             machine: { MachineWatch(onEvent: $0) }, store: store, journal: journal, notifier: notifier,
             loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks, required: required) },
             random: SystemRandom(), machineID: Self.machineID(), cutRuns: CutRunsFile(directory: stateDirectory),
-            activeRuns: activeRuns, fleet: makeFleet)
+            activeRuns: activeRuns, fleet: makeFleet, submitted: submitted)
         let daemon = Daemon(config: consume config, handlers: handlers, records: records, ports: ports)
         // The parsed files are garbage now: give their pages back (0.8 MiB with 10,000 tasks).
         MallocArenas.trim()
@@ -230,6 +235,7 @@ package struct DaemonProcess: Sendable {
         if let cutProblem { journal.daemon(.stateError, 3, cutProblem) }
         await daemon.replay(cut, after: "restart")
         await daemon.replay(handoff?.replays ?? [], after: "upgrade")
+        await daemon.retireSpentAtStart()
         let handed = Set((handoff?.runs ?? []).map(\.run.id) + keptRuns.map(\.run.id))
         if !keptRuns.isEmpty {
             journal.daemon(

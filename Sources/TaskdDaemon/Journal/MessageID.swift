@@ -50,6 +50,7 @@ public enum MessageID: String, CaseIterable, Sendable {
     case fleetTakeover = "24c6b926b28b42fea04c563bfdabd1c1"
     case fenceLost = "bf7ac27c33124f79850ed56bd18e2d12"
     case checkpoint = "518abd77c32e4a2bb059e12b0774aee6"
+    case taskSubmitted = "93fefabbdd6f400792152eb59608e0df"
 }
 
 extension MessageID {

@@ -58,6 +58,12 @@ final class RunHistory: RunEventObserver, @unchecked Sendable {
         for (key, record) in loaded where records[key] == nil { records[key] = record }
     }
 
+    /// Drops the record of a task that is gone for good (a spent submitted task), once saved.
+    func forget(_ key: TaskKey) {
+        records[key] = nil
+        historySizes[key] = nil
+    }
+
     /// Hands every changed record to the store; `deliver` gets the ended runs `watchers` follow,
     /// on the event loop, once they are on disk and journaled. Ends no one follows are written
     /// without an fsync.

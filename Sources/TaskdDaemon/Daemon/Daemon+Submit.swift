@@ -1,0 +1,187 @@
+import TaskScheduling
+import TaskdConfig
+import TaskdIO
+import TaskdProtocol
+
+/// Transient tasks (`taskctl submit`, `Submit`): a task of kind `submitted` added by a request,
+/// kept in the state folder, run as the user who submitted it, and removed with its file and its
+/// record once spent (nothing left to run: its one time has run, or its calendar has no elapse
+/// left) or cancelled. docs/submitted-tasks.md.
+extension Daemon {
+    /// Throws `permissionDenied` unless the peer may submit (`SubmitUsers=`, `SubmitGroups=`; root
+    /// and taskd's own user always may, and no one else unless listed).
+    func checkSubmit(_ peer: PeerCredentials) throws {
+        guard
+            AccessList.allows(
+                submitAccess ?? AccessList(), uid: peer.uid, gid: peer.gid, groups: peer.groups, owner: owner)
+        else {
+            throw DaemonError.permissionDenied("uid \(peer.uid) may not submit tasks (SubmitUsers=, SubmitGroups=)")
+        }
+    }
+
+    /// Adds the submitted task once its file is on disk, and returns it. Its text is composed and
+    /// parsed off the loop (a `User=` name resolves through NSS).
+    package func submit(_ p: SchedulerInterface.Submit.Parameters, peer: PeerCredentials) async throws -> TaskInfo {
+        guard !scheduler.isStopping else { throw DaemonError.shuttingDown }
+        try checkSubmit(peer)
+        let asPeer = try runsAs(peer)
+        let now = clock.now()
+        let name = p.name ?? "run-" + String(HexID.make(recordRandom.next()).prefix(8))
+        let key = TaskKey(kind: SubmittedTaskFile.kind, identifier: name)
+        guard scheduler.tasks[key] == nil, !submitting.contains(name) else {
+            throw DaemonError.invalidRequest("\(key) exists: give another name, or cancel it first")
+        }
+        // Once: at the time given, or now (a time past is now too); else on the calendar.
+        let calendar =
+            p.calendar
+            ?? Timestamp.calendarExpression(max(p.atUSec ?? now.realtime &+ (p.inUSec ?? 0), now.realtime + 1))
+        let header = [
+            "Submitted by uid \(peer.uid) (pid \(peer.pid)) at \(Timestamp.format(now.realtime, utc: true)).",
+            "taskd removes this file once the task is spent or cancelled.",
+        ]
+        let text: String
+        do {
+            text = try SubmittedTaskFile.compose(
+                header: header, command: p.command, calendar: calendar, once: p.calendar == nil, submitter: peer.uid,
+                user: asPeer ? peer.uid : nil, group: asPeer ? peer.gid : nil, properties: p.properties ?? [])
+        } catch {
+            throw DaemonError.invalidRequest(Self.describe(error, p))
+        }
+        submitting.insert(name)
+        defer { submitting.remove(name) }
+        let folder = submitted
+        let (parsed, diagnostics) = await Thread.run {
+            ConfigLoader.parseTaskText(text, path: "submitted/\(name).task")
+        }
+        guard let definition = parsed else {
+            throw DaemonError.invalidRequest(diagnostics.map { Self.describe($0, p) }.joined(separator: "\n"))
+        }
+        try checkIdentity(definition, properties: p.properties, peer: peer, asPeer: asPeer)
+        try checkGroup(definition)
+        if p.calendar != nil, definition.onCalendar.allSatisfy({ $0.nextElapse(after: now.realtime) == nil }) {
+            throw DaemonError.invalidRequest("calendar '\(p.calendar!)' has no elapse to come")
+        }
+        if let problem = await Thread.run({ folder.save(name, text) }) {
+            journal.daemon(.stateError, 3, problem)
+            throw DaemonError.invalidRequest("the task could not be kept: \(problem)")
+        }
+        guard !scheduler.isStopping else {
+            _ = await Thread.run { folder.remove(name) }
+            throw DaemonError.shuttingDown
+        }
+        perform(apply(scheduler.tasks.values.map(\.definition) + [definition]).1)
+        journal.daemon(
+            .taskSubmitted, 6, "\(key) submitted by uid \(peer.uid): \(p.command.joined(separator: " ")), \(calendar)",
+            [("TASK", name), ("TASK_KIND", key.kind), ("TASKD_SUBMITTER_UID", String(peer.uid))])
+        return info(for: key, now: clock.now())
+    }
+
+    /// A diagnostic of the composed file as the request's own words: the property it is about
+    /// (`-p RuntimeBudgetSec=soon: …`), or the command, the time or the name.
+    static func describe(_ d: ConfigDiagnostic, _ p: SchedulerInterface.Submit.Parameters) -> String {
+        guard let key = d.key else { return d.message }
+        if let property = (p.properties ?? []).last(where: { $0.hasPrefix(key + "=") }) {
+            return "\(property): \(d.message)"
+        }
+        switch key {
+        case "ExecStart": return "the command: \(d.message)"
+        case "OnCalendar": return "the time: \(d.message)"
+        default: return "\(key)=: \(d.message)"
+        }
+    }
+
+    /// Whether the command runs as the peer (User=, Group= written): a caller other than root runs
+    /// its command as itself; when taskd is not root, only its own user may submit.
+    private func runsAs(_ peer: PeerCredentials) throws -> Bool {
+        if peer.uid == 0 || peer.uid == owner { return false }
+        guard owner == 0 else {
+            throw DaemonError.permissionDenied(
+                "taskd runs as uid \(owner) and cannot run a command as uid \(peer.uid): only uid \(owner) may submit")
+        }
+        return true
+    }
+
+    /// Throws `permissionDenied` when a caller other than root asked its command to run as another
+    /// user or group (`User=`, `Group=`, `SupplementaryGroups=` among the properties).
+    private func checkIdentity(
+        _ definition: TaskDefinition, properties: [String]?, peer: PeerCredentials, asPeer: Bool
+    ) throws {
+        guard peer.uid != 0, case .command(let command) = definition.handler else { return }
+        let identity = command.identity
+        let ownGroups = Set([peer.gid] + peer.groups)
+        let user = identity.uid ?? (asPeer ? nil : owner)
+        let extraGroups = (properties ?? []).contains { $0.hasPrefix("SupplementaryGroups=") && $0.count > 20 }
+        if user != nil && user != peer.uid || identity.gid.map({ !ownGroups.contains($0) }) == true || extraGroups {
+            throw DaemonError.permissionDenied(
+                "uid \(peer.uid) may not submit a command that runs as another user or group (User=, Group=, SupplementaryGroups=)"
+            )
+        }
+    }
+
+    /// Throws `invalidRequest` when the task's `ConcurrencyGroup=` gives another size than
+    /// the tasks of that group in effect.
+    private func checkGroup(_ definition: TaskDefinition) throws {
+        guard let group = definition.concurrencyGroup else { return }
+        let known = scheduler.tasks.values.lazy.compactMap(\.definition.concurrencyGroup).first {
+            $0.name == group.name
+        }
+        if let known, known.size != group.size {
+            throw DaemonError.invalidRequest(
+                "ConcurrencyGroup=\(group.name):\(group.size): the group's tasks give size \(known.size)")
+        }
+    }
+
+    /// Removes the submitted tasks whose run ended that are spent; forgets again the record of one
+    /// removed already whose cancelled run ended only now.
+    func retireSpent() {
+        let ended = submittedEnded
+        submittedEnded = []
+        var spent: Set<TaskKey> = []
+        for key in ended {
+            guard let state = scheduler.tasks[key] else {
+                forgetRecord(key)
+                continue
+            }
+            if state.isSpent { spent.insert(key) }
+        }
+        withdraw(spent, reason: "spent: it has nothing left to run")
+    }
+
+    /// Removes the submitted tasks among `keys` (a run in progress is cancelled, reason `removed`),
+    /// their files and their records.
+    func withdraw(_ keys: Set<TaskKey>, reason: String) {
+        let keys = keys.filter { $0.kind == SubmittedTaskFile.kind && scheduler.tasks[$0] != nil }
+        guard !keys.isEmpty else { return }
+        perform(apply(scheduler.tasks.values.map(\.definition).filter { !keys.contains($0.key) }).1)
+        let folder = submitted
+        for key in keys.sorted() {
+            journal.daemon(
+                .taskSubmitted, 6, "\(key) removed: \(reason)", [("TASK", key.identifier), ("TASK_KIND", key.kind)])
+            forgetRecord(key)
+            Task {
+                if let problem = await Thread.run({ folder.remove(key.identifier) }) {
+                    journal.daemon(.stateError, 4, problem)
+                }
+            }
+        }
+    }
+
+    /// Drops the task's record, in memory and (once the store has written it) on disk.
+    private func forgetRecord(_ key: TaskKey) {
+        history.forget(key)
+        let folder = submitted
+        store.whenDurable(store.add([])) { folder.removeRecord(key.identifier) }
+    }
+
+    /// The submitted tasks in effect, for a reload to keep.
+    var submittedTasks: [TaskDefinition] {
+        scheduler.tasks.values.map(\.definition).filter { $0.key.kind == SubmittedTaskFile.kind }
+    }
+
+    /// At start: removes the submitted tasks that are spent already (their one time ran before the
+    /// last stop).
+    package func retireSpentAtStart() {
+        let spent = submittedTasks.map(\.key).filter { scheduler.tasks[$0]?.isSpent == true }
+        withdraw(Set(spent), reason: "spent: it ran before taskd stopped")
+    }
+}
