@@ -104,6 +104,7 @@ enum Commands {
         let next = t.nextElapseUSec
         let lastStart: UInt64? = t.last.map { $0.startedUSec ?? $0.queuedUSec }
         var state = t.current.map { $0.waitingFor != nil ? "waiting" : $0.state.rawValue } ?? "idle"
+        if !t.instances.isEmpty { state += " ×\(1 + t.instances.count)" }
         if !t.queue.isEmpty { state += " +\(t.queue.count)" }
         if t.paused { state = t.current == nil ? "paused" : state + ", paused" }
         var result = t.last?.state.rawValue ?? "-"
@@ -151,6 +152,9 @@ enum Commands {
         if !health.isEmpty { lines.append("       Health: " + health.joined(separator: ", ")) }
         if let run = task.current, let progress = progressLine(run) {
             lines.append("     Progress: " + progress.dropFirst(run.task.count + 2))
+        }
+        for run in task.instances {
+            lines.append("      Running: run \(run.runId) too (trigger \(run.trigger.rawValue), Overlap=allow)")
         }
         for run in task.queue { lines.append("       Queued: run \(run.runId) (trigger \(run.trigger.rawValue))") }
         if let attempt = task.retryAttempt, let due = task.retryDueUSec {

@@ -63,6 +63,13 @@ public struct TaskRequirement: Sendable {
         TaskRequirement { $0.concurrencyGroup = ConcurrencyGroup(name, size: max(1, size)) }
     }
 
+    /// With `overlap: .allow`, at most `count` runs of the task in progress at once
+    /// (`MaxInstances=`); a trigger beyond waits for one to end. By default no limit but the
+    /// daemon's `MaxConcurrentRuns=`.
+    public static func maxInstances(_ count: Int) -> TaskRequirement {
+        TaskRequirement { $0.maxInstances = max(1, count) }
+    }
+
     /// For a `fleet:` `.once` or `.max(n)` task, what a run does when etcd cannot be reached to
     /// claim it (`FleetUnavailable=`); by default `.skip`. `.wait` waits up to `giveUpAfter`.
     public static func whenFleetUnavailable(_ policy: FleetUnavailablePolicy) -> TaskRequirement {

@@ -21,7 +21,7 @@ enum TaskFileKeys {
             },
             "CancelGraceSec": { f, e throws(ConfigDiagnostic) in f.definition.cancelGrace = try Value.finiteSpan(e) },
             "Overlap": { f, e throws(ConfigDiagnostic) in
-                f.definition.overlap = try Value.choice(e, "coalesce, queue, replace or skip")
+                f.definition.overlap = try Value.choice(e, "coalesce, queue, replace, skip or allow")
             },
             "Fleet": { f, e throws(ConfigDiagnostic) in
                 guard let mode = FleetMode(parsing: e.value) else {
@@ -45,6 +45,9 @@ enum TaskFileKeys {
             },
             "FleetUnavailable": { f, e throws(ConfigDiagnostic) in
                 f.definition.fleetUnavailable = try Value.choice(e, "skip, local or wait")
+            },
+            "MaxInstances": { f, e throws(ConfigDiagnostic) in
+                f.definition.maxInstances = try Value.integer(e, in: 1...10_000)
             },
             "QueueLimit": { f, e throws(ConfigDiagnostic) in
                 f.definition.queueLimit = try Value.integer(e, in: 0...10_000)

@@ -106,13 +106,15 @@ public enum SchedulerInterface {
           handler: string,
           budgetUSec: int,
           cancelGraceUSec: int,
-          # coalesce, queue, replace or skip.
+          # coalesce, queue, replace, skip or allow.
           overlap: string,
           maxAttempts: int,
           # The run in progress (running, or queued for a free slot).
           current: ?RunInfo,
           # Runs waiting behind it (Overlap=queue), oldest first.
           queue: []RunInfo,
+          # The other runs in progress beside it (Overlap=allow), oldest first.
+          instances: ?[]RunInfo,
           # A retry waiting for its backoff: the attempt it will be, and when.
           retryAttempt: ?int,
           retryDueUSec: ?int,
@@ -210,7 +212,7 @@ public enum SchedulerInterface {
         method Upgrade() -> (previousVersion: string, version: string, runs: int)
 
         # One reason a task runs, waits or does not run now. code: stopping, sleeping, draining, paused, running,
-        # waiting-for-conditions, waiting-for-slot, waiting-for-group, waiting-for-order, queued-behind, joins-run, replaces-run, skips-trigger, retry-pending,
+        # waiting-for-conditions, waiting-for-slot, waiting-for-group, waiting-for-order, queued-behind, joins-run, replaces-run, skips-trigger, runs-beside, retry-pending,
         # next-timer, wake-only, overdue, failing (alerted), failures, last-refusal, last-result, fleet,
         # claim-pending or fleet-unavailable;
         # messageId: the journal MESSAGE_ID of the entries behind it, where there are some.

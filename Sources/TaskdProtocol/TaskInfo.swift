@@ -13,6 +13,8 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
     public var maxAttempts: Int
     public var current: RunInfo?
     public var queue: [RunInfo]
+    /// The other runs in progress beside `current` (`Overlap=allow`), oldest first.
+    public var instances: [RunInfo]
     public var retryAttempt: Int?
     public var retryDueUSec: UInt64?
     /// The last run that is the task's own result (never a stale one).
@@ -42,7 +44,8 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
 
     /// Builds the view of `state`; `now` converts monotonic instants to realtime.
     public init(
-        _ state: TaskState, current: Run?, queued: [Run] = [], recent: [RunInfo] = [], last: RunInfo? = nil,
+        _ state: TaskState, current: Run?, instances: [Run] = [], queued: [Run] = [], recent: [RunInfo] = [],
+        last: RunInfo? = nil,
         health: TaskHealth = TaskHealth(), now: ClockReading
     ) {
         let d = state.definition
@@ -56,6 +59,7 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
         maxAttempts = d.retry.maxAttempts
         self.current = current.map { RunInfo($0) }
         queue = queued.map { RunInfo($0, disposition: .queued) }
+        self.instances = instances.map { RunInfo($0) }
         retryAttempt = state.retry?.attempt
         retryDueUSec = state.retry.map { now.realtime(at: $0.due) }
         self.last = last ?? state.lastRun.map { RunInfo($0) }
@@ -99,6 +103,7 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
         o.string("description", description)
         o.string("fleet", fleet)
         o.string("handler", handler)
+        if !instances.isEmpty { o.json("instances", JSONObjectWriter.array(instances.map(\.encodedJSON))) }
         o.string("kind", kind)
         if let last { o.json("last", last.encodedJSON) }
         o.int("lastSuccessUSec", lastSuccessUSec)
@@ -133,6 +138,7 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
         maxAttempts = Int(json["maxAttempts"]?.intValue ?? 1)
         current = json["current"].flatMap(RunInfo.init(json:))
         queue = (json["queue"]?.arrayValue ?? []).compactMap(RunInfo.init(json:))
+        instances = (json["instances"]?.arrayValue ?? []).compactMap(RunInfo.init(json:))
         retryAttempt = json["retryAttempt"]?.intValue.map { Int($0) }
         retryDueUSec = number("retryDueUSec")
         last = json["last"].flatMap(RunInfo.init(json:))

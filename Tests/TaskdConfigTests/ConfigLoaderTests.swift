@@ -194,7 +194,7 @@ struct ConfigLoaderTests {
         ),
         (
             "[Task]\nOverlap=sometimes\n[Exec]\nExecStart=/bin/true", 2, "Overlap",
-            "not coalesce, queue, replace or skip"
+            "not coalesce, queue, replace, skip or allow"
         ),
         ("[Task]\nMaxAttempts=0\n[Exec]\nExecStart=/bin/true", 2, "MaxAttempts", "whole number from 1 to 1000"),
         ("[Task]\nQueueLimit=lots\n[Exec]\nExecStart=/bin/true", 2, "QueueLimit", "whole number from 0"),

@@ -13,7 +13,7 @@ struct TaskFileKeysTests {
             "Description": "d", "Kind": "appRefresh", "Identifier": "other", "RuntimeBudgetSec": "7s",
             "CancelGraceSec": "3s", "Fleet": "max:2", "FleetUnavailable": "local", "Overlap": "queue",
             "ConcurrencyGroup": "db:2", "ResumeFrom": "start", "After": "extract",
-            "QueueLimit": "3", "MaxAttempts": "4",
+            "QueueLimit": "3", "MaxInstances": "3", "MaxAttempts": "4",
             "RetryBackoffSec": "2s", "RetryBackoffMaxSec": "9s", "RetryJitter": "0.5", "RetryPreventExitStatus": "7",
             "History": "3", "ProgressTimeoutSec": "1min", "RequireACPower": "yes", "RequireBatteryNotLow": "yes",
             "MaxDeferSec": "1h", "ConditionLost": "continue", "WakeUsers": "0", "WakeGroups": "0",

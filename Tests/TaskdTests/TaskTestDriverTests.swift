@@ -38,6 +38,22 @@ struct TaskTestDriverTests {
         #expect(last.outcome == .failed && last.retryAfter == nil, "the last attempt is not retried")
     }
 
+    @Test("overlap: .allow runs wakes side by side up to .maxInstances; the next waits for one to end")
+    func allowsParallelRuns() async throws {
+        let gate = Gate()
+        let daemon = TaskDaemon().backgroundTask(.processing("par"), requires: [.maxInstances(2)], overlap: .allow) {
+            _ in await gate.wait()
+        }
+        let driver = TaskTestDriver(daemon)
+        let first = try await driver.wake("par")
+        let second = try await driver.wake("par")
+        let third = try await driver.wake("par")
+        #expect(first.runID != second.runID && second.runID != third.runID)
+        #expect(first.isRunning && second.isRunning && !third.isRunning)
+        gate.open()
+        for run in [first, second, third] { #expect(await run.finish().outcome == .completed) }
+    }
+
     @Test("a handler's context carries the trigger, attempt, wake id and payload")
     func context() async throws {
         let daemon = TaskDaemon().backgroundTask(.appRefresh("echo", payload: [String: Int].self, result: String.self))

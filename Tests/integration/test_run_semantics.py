@@ -152,6 +152,30 @@ def test_overlap_skip_drops_a_trigger_while_a_run_is_in_progress_and_says_so(dae
     assert len(events(d, "s", STARTED)) == 2, "the skipped wake never ran"
 
 
+def test_overlap_allow_runs_wakes_side_by_side_up_to_max_instances(daemon_factory, tmp_path):
+    # Three wakes of one task with Overlap=allow and MaxInstances=2: two run at once, the third
+    # waits and starts when one of them ends; each ends as its own run.
+    log, gate = tmp_path / "allow.log", tmp_path / "gate"
+    job = task(f"/bin/sh -c 'echo start $TASKD_RUN_ID >> {log}; while [ ! -e {gate} ]; do sleep 0.02; done; "
+               f"echo end $TASKD_RUN_ID >> {log}'", kind="processing", extra="Overlap=allow\nMaxInstances=2")
+    d = daemon_factory({"p.task": job}).start()
+    runs = [wake_json(d, "p")[0] for _ in range(3)]
+    assert [r["disposition"] for r in runs] == ["started", "started", "queued"], runs
+    wait_for(lambda: log.exists() and log.read_text().count("start") == 2, what="two runs side by side")
+    status = json.loads(d.taskctl("status", "p", "--json").stdout)
+    assert status["current"]["runId"] == runs[0]["runId"]
+    assert [r["runId"] for r in status["instances"]] == [runs[1]["runId"]]
+    assert [r["runId"] for r in status["queue"]] == [runs[2]["runId"]]
+    assert "2 run(s) in progress (Overlap=allow, MaxInstances=2): a trigger now waits for one to end" in \
+        d.taskctl("why", "p").stdout
+    gate.touch()
+    wait_for(lambda: len(ends(d, "p")) == 3, what="the three runs to end")
+    lines = log.read_text().split("\n")
+    assert lines.index(f"start {runs[2]['runId']}") > min(lines.index(f"end {runs[0]['runId']}"),
+                                                         lines.index(f"end {runs[1]['runId']}"))
+    assert all(e["TASK_OUTCOME"] == "completed" for e in ends(d, "p")), ends(d, "p")
+
+
 def test_a_concurrency_group_runs_its_tasks_one_at_a_time_in_order(daemon_factory, tmp_path):
     # Three tasks in ConcurrencyGroup=db: their runs never overlap, start in the order they were
     # woken, and the ones waiting hold no slot: a task outside the group runs meanwhile.
@@ -248,7 +272,7 @@ def test_an_invalid_reload_changes_nothing_and_says_where(daemon_factory):
     (d.config / "tasks.d" / "b.task").write_text("[Task]\nOverlap=sometimes\n[Exec]\nExecStart=/bin/true\n")
     r = d.taskctl("reload")
     assert r.returncode == 1
-    assert f"{d.config}/tasks.d/b.task:2: error: Overlap=: 'sometimes' is not coalesce, queue, replace or skip" in r.stderr
+    assert f"{d.config}/tasks.d/b.task:2: error: Overlap=: 'sometimes' is not coalesce, queue, replace, skip or allow" in r.stderr
     assert d.taskctl("status", "b").returncode == 3 and d.taskctl("status", "a").returncode == 0
     refused = wait_for(lambda: [e for e in journal(MESSAGE_ID=RELOADED, _PID=str(d.proc.pid))], what="the entry")
     assert "reload refused" in refused[0]["MESSAGE"]

@@ -8,4 +8,7 @@ public enum OverlapPolicy: String, Hashable, Sendable, CaseIterable {
     case replace
     /// The trigger is dropped: it does not run, and the journal says so (a wake's reply: `skipped`).
     case skip
+    /// The trigger starts a run of its own beside the runs in progress, up to `MaxInstances=` of
+    /// them; beyond, it waits as with `queue`. A wake id that a run in progress has joins it.
+    case allow
 }

@@ -13,6 +13,7 @@ public struct WhyReason: Hashable, Sendable {
         case joinsRun = "joins-run"
         case replacesRun = "replaces-run"
         case skipsTrigger = "skips-trigger"
+        case runsBeside = "runs-beside"
         case retryPending = "retry-pending"
         case nextTimer = "next-timer"
         case wakeOnly = "wake-only"

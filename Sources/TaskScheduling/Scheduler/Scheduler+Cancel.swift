@@ -38,9 +38,9 @@ extension Scheduler {
         var actions: [SchedulerAction] = []
         var cancelled: [Run] = []
         if let run = runs[target] {
-            let wasCurrent = tasks[run.key]?.currentRunID == run.id
+            let wasOwn = tasks[run.key]?.currentRunID == run.id || tasks[run.key]?.instances.contains(run.id) == true
             if let run = detach(run.id, reason: reason, at: now, actions: &actions) { cancelled.append(run) }
-            if wasCurrent { promoteNext(run.key, at: now, actions: &actions) }
+            if wasOwn { promoteNext(run.key, at: now, actions: &actions) }
         } else {
             for key in try resolver.resolve(target) {
                 cancelled += clear(key, reason: reason, at: now, actions: &actions)
@@ -80,6 +80,9 @@ extension Scheduler {
                 actions.append(.report(.retryDropped(failed)))
             }
         }
+        for id in state.instances.reversed() {
+            if let run = detach(id, reason: reason, at: now, actions: &actions) { cancelled.insert(run, at: 0) }
+        }
         if let id = state.currentRunID, let run = detach(id, reason: reason, at: now, actions: &actions) {
             cancelled.insert(run, at: 0)
         }
@@ -93,6 +96,7 @@ extension Scheduler {
         guard var run = runs[id] else { return nil }
         if tasks[run.key]?.currentRunID == id { tasks[run.key]!.currentRunID = nil }
         tasks[run.key]?.queue.removeAll { $0 == id }
+        if tasks[run.key]?.instances.isEmpty == false { tasks[run.key]!.instances.removeAll { $0 == id } }
         ready.removeAll { $0 == id }
         run.fenced = true
         return cancel(run, reason: reason, at: now, actions: &actions)

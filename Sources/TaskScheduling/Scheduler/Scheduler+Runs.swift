@@ -20,6 +20,9 @@ extension Scheduler {
             return pausedTrigger(
                 key, makeRun(key, request, definition: definition, at: now), at: now, actions: &actions)
         }
+        if currentRunID != nil, definition.overlap == .allow {
+            return allow(key, request, definition: definition, at: now, actions: &actions)
+        }
         if let currentID = currentRunID, var current = runs[currentID] {
             // task(id:): an id decides by itself; without one the task's Overlap= policy does.
             let supersedes = request.wakeID.map { $0 != current.wakeID } ?? (definition.overlap == .replace)
@@ -58,6 +61,28 @@ extension Scheduler {
             tasks[key]!.retry = nil
         }
         tasks[key]!.currentRunID = run.id
+        return WakeResult(
+            run: admit(run, definition: definition, at: now, actions: &actions), disposition: .started)
+    }
+
+    /// `Overlap=allow`: the trigger joins the run in progress with its wake id, or starts a run
+    /// beside those in progress, or (`MaxInstances=` of them in progress) waits as with `queue`.
+    private mutating func allow(
+        _ key: TaskKey, _ request: TriggerRequest, definition: TaskDefinition, at now: ClockReading,
+        actions: inout [SchedulerAction]
+    ) -> WakeResult {
+        let running = [tasks[key]!.currentRunID!] + tasks[key]!.instances
+        if let id = request.wakeID, let joined = running.first(where: { runs[$0]?.wakeID == id }) {
+            runs[joined]!.records += request.records
+            actions.append(.report(.coalesced(runs[joined]!, request.trigger)))
+            return WakeResult(run: runs[joined]!, disposition: .coalesced)
+        }
+        guard definition.maxInstances == 0 || running.count < definition.maxInstances else {
+            return enqueue(key, request, at: now, actions: &actions)
+        }
+        var run = makeRun(key, request, definition: definition, at: now)
+        run.after = request.after
+        tasks[key]!.instances.append(run.id)
         return WakeResult(
             run: admit(run, definition: definition, at: now, actions: &actions), disposition: .started)
     }
@@ -230,8 +255,21 @@ extension Scheduler {
         actions.append(.report(.started(run)))
     }
 
-    /// The next queued run of the task (if any) becomes its current run.
+    /// The next queued run of the task (if any) becomes its current run; with `Overlap=allow`, the
+    /// oldest other run in progress does, and queued runs start while there is room beside them.
     mutating func promoteNext(_ key: TaskKey, at now: ClockReading, actions: inout [SchedulerAction]) {
+        if tasks[key]?.currentRunID == nil, tasks[key]?.instances.isEmpty == false {
+            tasks[key]!.currentRunID = tasks[key]!.instances.removeFirst()
+        }
+        if let state = tasks[key], state.currentRunID != nil, state.definition.overlap == .allow,
+            let next = state.queue.first,
+            state.definition.maxInstances == 0 || 1 + state.instances.count < state.definition.maxInstances
+        {
+            tasks[key]!.queue.removeFirst()
+            tasks[key]!.instances.append(next)
+            admit(next, at: now, actions: &actions)
+            return promoteNext(key, at: now, actions: &actions)
+        }
         guard tasks[key]?.currentRunID == nil, let next = tasks[key]?.queue.first else { return }
         tasks[key]!.queue.removeFirst()
         tasks[key]!.currentRunID = next
@@ -260,8 +298,10 @@ extension Scheduler {
         if !behind.isEmpty { releaseBehind(id, at: now, actions: &actions) }
         // The fields this needs, not a copy of the state: see `trigger`.
         guard
-            case let (policy, nextQueued)? = tasks[run.key].flatMap({
-                $0.currentRunID == id ? ($0.definition.retry, $0.queue.first) : nil
+            case let (policy, nextQueued, beside)? = tasks[run.key].flatMap({
+                $0.currentRunID == id
+                    ? ($0.definition.retry, $0.queue.first, false)
+                    : $0.instances.contains(id) ? ($0.definition.retry, $0.queue.first, true) : nil
             })
         else {
             // Fenced, or its task is gone. A run cut short by shutdown answers nothing: its wakes run again.
@@ -270,13 +310,16 @@ extension Scheduler {
             actions += pump(at: now)
             return actions
         }
-        tasks[run.key]!.currentRunID = nil
+        if beside { tasks[run.key]!.instances.removeAll { $0 == id } } else { tasks[run.key]!.currentRunID = nil }
         tasks[run.key]!.lastRun = run
         let retrying =
             !isStopping && run.attempt < policy.maxAttempts && !run.partial
             && policy.allowsRetry(outcome: run.outcome!, termination: termination)
         if retrying {
-            if let next = nextQueued {
+            if let pending = tasks[run.key]!.retry {
+                // Another run of the task (`Overlap=allow`) failed first: its retry does this work too.
+                tasks[run.key]!.retry!.records = pending.records + run.records
+            } else if let next = nextQueued {
                 // A queued run starts at once and does the work; the failed run's wakes ride with it.
                 runs[next]!.records += run.records
             } else {

@@ -36,6 +36,8 @@ extension Scheduler {
         if tasks[run.key]?.currentRunID == nil, tasks[run.key] != nil {
             tasks[run.key]!.currentRunID = run.id
             tasks[run.key]!.lastActivation = started.monotonic
+        } else if tasks[run.key]?.definition.overlap == .allow {
+            tasks[run.key]!.instances.append(run.id)
         } else {
             run.fenced = true
         }

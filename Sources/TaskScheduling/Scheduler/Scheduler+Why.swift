@@ -130,6 +130,18 @@ extension Scheduler {
                 WhyReason(
                     .skipsTrigger, "a trigger now is skipped: run \(id.prefix(8)) is in progress (Overlap=skip)",
                     runID: id))
+        case .allow:
+            let running = 1 + state.instances.count
+            let limit = state.definition.maxInstances
+            reasons.append(
+                WhyReason(
+                    .runsBeside,
+                    "\(running) run(s) in progress (Overlap=allow"
+                        + (limit == 0
+                            ? "): a trigger now starts another beside them"
+                            : ", MaxInstances=\(limit)): a trigger now "
+                                + (running < limit ? "starts another beside them" : "waits for one to end")),
+                    runID: id))
         case .queue:
             break
         }

@@ -403,7 +403,8 @@ public struct Scheduler: Sendable {
             tasks[key] = old.reconfigured(definition, daemonStart: startedAt, now: now)
             drawRandomDelay(key)
             // translationTask: the session is invalidated; the work starts again under the new definition.
-            if let currentID = old.currentRunID, let current = runs[currentID] {
+            for currentID in [old.currentRunID].compactMap({ $0 }) + old.instances {
+                guard let current = runs[currentID] else { continue }
                 let records = current.records
                 runs[currentID]!.records = []
                 _ = detach(currentID, reason: .reconfigured, at: now, actions: &actions)

@@ -7,6 +7,8 @@ public struct TaskActivity: Hashable, Sendable {
     public var currentRunID: String?
     /// Runs waiting behind the current one (`Overlap=queue`), oldest first.
     public var queue: [String] = []
+    /// The task's other runs in progress beside the current one (`Overlap=allow`), oldest first.
+    public var instances: [String] = []
     /// A retry waiting for its backoff.
     public var retry: PendingRetry?
     /// The last run that ended as the task's own (never a fenced run): the task's last result.

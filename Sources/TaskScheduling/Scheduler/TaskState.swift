@@ -232,7 +232,8 @@ public struct TaskState: Hashable, Sendable {
     /// True when nothing of the task is left to happen: no run, queued run, retry, missed elapse
     /// or timer to come (a submitted task is removed then).
     public var isSpent: Bool {
-        self.currentRunID == nil && self.queue.isEmpty && self.retry == nil && self.catchUp.isEmpty && nextDue == nil
+        self.currentRunID == nil && self.instances.isEmpty && self.queue.isEmpty && self.retry == nil
+            && self.catchUp.isEmpty && nextDue == nil
     }
 
     /// The earliest timer, before the random delay.

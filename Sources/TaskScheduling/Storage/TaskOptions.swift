@@ -40,6 +40,9 @@ public struct TaskOptions: Hashable, Sendable {
     public var overlap = OverlapPolicy.coalesce
     /// `QueueLimit=`: how many runs may wait behind the run in progress with `Overlap=queue`.
     public var queueLimit = 8
+    /// `MaxInstances=`: with `Overlap=allow`, how many runs of the task may be in progress at
+    /// once (0: no limit but `MaxConcurrentRuns=`).
+    public var maxInstances = 0
     /// `MaxAttempts=` and the backoff keys.
     public var retry = RetryPolicy()
     /// `History=`: how many ended runs the state folder keeps for the task.

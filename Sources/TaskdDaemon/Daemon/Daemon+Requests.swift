@@ -189,6 +189,7 @@ extension Daemon {
         let record = history.records[key] ?? TaskRecord()
         var info = TaskInfo(
             state, current: state.currentRunID.flatMap { scheduler.runs[$0] },
+            instances: state.instances.compactMap { scheduler.runs[$0] },
             queued: state.queue.compactMap { scheduler.runs[$0] }, recent: Array(record.history.suffix(5).reversed()),
             last: record.lastResult, health: scheduler.health(of: key), now: now)
         info.show(record.checkpoint)

@@ -71,7 +71,7 @@ extension MessageID {
         case .failing: return .taskFailing
         case .lastRefusal: return .queueOverflow
         case .fleetUnavailable: return .fleetUnavailable
-        case .nextTimer, .wakeOnly, .lastResult, .failures, .fleet, .claimPending: return nil
+        case .nextTimer, .wakeOnly, .runsBeside, .lastResult, .failures, .fleet, .claimPending: return nil
         }
     }
 }
