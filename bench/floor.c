@@ -250,6 +250,32 @@ static void timers(int n, int span_ms) {
     for (int i = 0; i < done; i++) printf("%lld\n", (long long)late[i]);
 }
 
+// The floor of a submitted task's run: N one-shot CLOCK_REALTIME deadlines spread over SPAN_MS, each
+// a timerfd expiry that posix_spawns `self stamp FIFO`; prints each stamp's lateness (ns).
+static void timer_spawn(int n, int span_ms, const char *fifo, char *self) {
+    heap = malloc(sizeof *heap * (size_t)n);
+    srand48(getpid());
+    int64_t start = now_ns(CLOCK_REALTIME) + 200000000;
+    for (int i = 0; i < n; i++) heap_push(start + (int64_t)(drand48() * span_ms * 1e6));
+    int stamps = open(fifo, O_RDWR | O_CLOEXEC);
+    if (stamps < 0) die("open fifo");
+    FILE *in = fdopen(stamps, "r");
+    int tfd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC);
+    char *argv[] = {self, "stamp", (char *)fifo, NULL};
+    while (heap_n > 0) {
+        int64_t due = heap_pop();
+        arm(tfd, due);
+        uint64_t ticks;
+        while (read(tfd, &ticks, sizeof ticks) < 0 && errno == EINTR) {}
+        pid_t pid;
+        posix_spawn(&pid, self, NULL, NULL, argv, environ);
+        long long stamp;
+        if (fscanf(in, "%lld", &stamp) != 1) die("no stamp");
+        waitpid(pid, NULL, 0);
+        printf("%lld\n", stamp - (long long)due);
+    }
+}
+
 static void timerfd_overshoot(int n, int interval_ms) {
     int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
     for (int i = 0; i < n; i++) {
@@ -450,6 +476,7 @@ int main(int argc, char **argv) {
     else if (argc >= 6 && !strcmp(argv[1], "stamp-client")) stamp_client(argv[2], atoi(argv[3]), argv[4], argv[5]);
     else if (argc >= 4 && !strcmp(argv[1], "timers")) timers(atoi(argv[2]), atoi(argv[3]));
     else if (argc >= 4 && !strcmp(argv[1], "timerfd")) timerfd_overshoot(atoi(argv[2]), atoi(argv[3]));
+    else if (argc >= 5 && !strcmp(argv[1], "timer-spawn")) timer_spawn(atoi(argv[2]), atoi(argv[3]), argv[4], argv[0]);
     else if (argc >= 3 && !strcmp(argv[1], "kill-reap")) kill_reap(atoi(argv[2]));
     else if (argc >= 4 && !strcmp(argv[1], "deadline-reap")) deadline_reap(atoi(argv[2]), atoi(argv[3]), argv[0]);
     else if (argc >= 6 && !strcmp(argv[1], "load")) load(argv[2], atoi(argv[3]), atof(argv[4]), argv[5]);
