@@ -336,18 +336,20 @@ class Bench:
                             r["ratio"] <= 2, self.against_peer(r, lambda t, p: t < p)))
 
     def submit_lateness(self):
-        """`taskctl submit --at` one-shot commands spread over 8 s: how late each command's main starts."""
+        """`taskctl submit --in SPAN` one-shot commands spread over 8 s: how late each command's main
+        starts after the due time its reply names."""
         count, span = self.n(40, 5), self.n(8000, 1000)
         fifo = self.tmp / "submit-stamps"
         os.mkfifo(fifo)
         reader_fd = os.open(fifo, os.O_RDWR)
         p, sock, _ = self.daemon("submit", {})
         taskctl = str(self.release / "taskctl")
-        start = time.time() + 1.5
-        dues = sorted(start + random.random() * span / 1000 for _ in range(count))
-        for due in dues:
-            subprocess.run([taskctl, "--socket", sock, "submit", "--at", f"@{due:.6f}", "--",
-                            self.floor, "stamp", str(fifo)], stdout=subprocess.DEVNULL, check=True)
+        dues = []
+        for offset in sorted(1.5 + random.random() * span / 1000 for _ in range(count)):
+            reply = subprocess.run([taskctl, "--socket", sock, "--json", "submit", "--in", f"{offset:.6f}s", "--",
+                                    self.floor, "stamp", str(fifo)], capture_output=True, text=True, check=True)
+            dues.append(json.loads(reply.stdout)["nextElapseUSec"] / 1e6)
+        dues.sort()
         got = []
         buffer = b""
         while len(got) < count:
@@ -358,7 +360,7 @@ class Bench:
         os.close(reader_fd)
         late = [stamp - int(due * 1e9) for stamp, due in zip(sorted(got), dues)]
         floor = self.lines([self.floor, "timer-spawn", str(count), str(span), str(fifo)])
-        self.record("submitted task (`submit --at`): due → command's main starts", "µs", late, floor,
+        self.record("submitted task (`submit --in`): due → command's main starts", "µs", late, floor,
                     floor_name="timerfd + posix_spawn", goal="p50 ≤ 2× floor (as timer lateness)",
                     check=lambda r: r["ratio"] <= 2)
 
