@@ -12,22 +12,10 @@ enum DaemonFileKeys {
             "StateDirectory": { s, e throws(ConfigDiagnostic) in s.stateDirectory = try Value.absolutePath(e) },
             "Socket": { s, e throws(ConfigDiagnostic) in s.socketPath = try Value.absolutePath(e) },
             "MetricsFile": { s, e throws(ConfigDiagnostic) in s.metricsFile = try Value.absolutePath(e) },
-            "AllowUsers": { s, e throws(ConfigDiagnostic) in
-                let users = try Identities.append(s.access?.users, e, groups: false)
-                s.access = AccessList(users: users, groups: s.access?.groups ?? [])
-            },
-            "AllowGroups": { s, e throws(ConfigDiagnostic) in
-                let groups = try Identities.append(s.access?.groups, e, groups: true)
-                s.access = AccessList(users: s.access?.users ?? [], groups: groups)
-            },
-            "SubmitUsers": { s, e throws(ConfigDiagnostic) in
-                let users = try Identities.append(s.submitAccess?.users, e, groups: false)
-                s.submitAccess = AccessList(users: users, groups: s.submitAccess?.groups ?? [])
-            },
-            "SubmitGroups": { s, e throws(ConfigDiagnostic) in
-                let groups = try Identities.append(s.submitAccess?.groups, e, groups: true)
-                s.submitAccess = AccessList(users: s.submitAccess?.users ?? [], groups: groups)
-            },
+            "AllowUsers": access(\.access, groups: false),
+            "AllowGroups": access(\.access, groups: true),
+            "SubmitUsers": access(\.submitAccess, groups: false),
+            "SubmitGroups": access(\.submitAccess, groups: true),
             "MaxConcurrentRuns": { s, e throws(ConfigDiagnostic) in s.maxConcurrentRuns = try count(e) },
             "MaxConnections": { s, e throws(ConfigDiagnostic) in s.maxConnections = try count(e) },
             "MaxConnectionsPerUser": { s, e throws(ConfigDiagnostic) in s.maxConnectionsPerUser = try count(e) },
@@ -64,6 +52,19 @@ enum DaemonFileKeys {
     ])
 
     /// `MaxConcurrentRuns=`, `MaxConnections=`, `MaxConnectionsPerUser=`: a count from 1 to 100000.
+    /// A row that appends users (or `groups`) to the access list at `list`, created by the first.
+    static func access(_ list: WritableKeyPath<DaemonSettings, AccessList?> & Sendable, groups: Bool) -> Apply {
+        { s, e throws(ConfigDiagnostic) in
+            var access = s[keyPath: list] ?? AccessList()
+            if groups {
+                access.groups = try Identities.append(s[keyPath: list]?.groups, e, groups: true)
+            } else {
+                access.users = try Identities.append(s[keyPath: list]?.users, e, groups: false)
+            }
+            s[keyPath: list] = access
+        }
+    }
+
     static func count(_ e: UnitFileEntry) throws(ConfigDiagnostic) -> Int {
         try Value.integer(e, in: 1...100_000)
     }

@@ -14,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from systemd_container import SKIP, TASKCTL, container, inside, install, main_pid, wait_inside  # noqa: E402,F401
+from checkpoint_job import JOB, expected  # noqa: E402
 
 pytestmark = [pytest.mark.nspawn, pytest.mark.slow, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 
@@ -22,29 +23,6 @@ LOG = "/var/lib/taskd/steps.log"
 PIDFILE = "/var/lib/taskd/job.pid"
 RESUMED = "2529a30a642f41eaaad1ad649f091839"
 KEPT = "714d103c1a824a0680a48a51e9558755"
-
-# As test_checkpoint.py's job: each step is logged (its work), then checkpointed.
-JOB = """#!/bin/sh
-log="$1"; steps="$2"; pidfile="$3"
-echo $$ > "$pidfile"
-set -- ${TASKD_CHECKPOINT:-0 0}
-step=$1; total=$2
-while [ "$step" -lt "$steps" ]; do
-  echo "$step" >> "$log"
-  total=$(( (total * 31 + step) % 1000003 ))
-  step=$((step + 1))
-  echo "CHECKPOINT=$step $total" >&3
-  sleep 0.003
-done
-echo "RESULT=$total" >&3
-"""
-
-
-def expected(steps):
-    total = 0
-    for step in range(steps):
-        total = (total * 31 + step) % 1000003
-    return total
 
 
 def task_text(description):

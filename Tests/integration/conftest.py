@@ -292,6 +292,22 @@ def daemon_factory(tmp_path):
         d.stop()
 
 
+@pytest.fixture
+def open_socket_daemon(daemon_factory):
+    """A taskd started on a socket any local user can connect to (in a folder of its own), so that
+    taskd's own checks decide who is served."""
+    def make(tasks, daemon_conf=None):
+        folder = tempfile.mkdtemp(prefix="taskd-open-")
+        os.chmod(folder, 0o755)
+        d = daemon_factory(tasks, daemon_conf=daemon_conf)
+        d.socket = os.path.join(folder, "taskd.sock")
+        d.argv[d.argv.index("--socket") + 1] = d.socket
+        d.start()
+        os.chmod(d.socket, 0o666)
+        return d
+    return make
+
+
 def task(exec_start, kind="appRefresh", budget=None, grace=None, extra=""):
     lines = ["[Task]", f"Kind={kind}"]
     if budget:

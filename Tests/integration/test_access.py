@@ -5,7 +5,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 
 import pytest
 
@@ -18,21 +17,6 @@ pytestmark = [pytest.mark.integration,
 REJECTED = "d17a36ff297a4f96b037619afdb683b6"
 NOBODY = 65534
 ALLOWED_GROUP = 4242  # a group number only the "member" client has, as a supplementary group
-
-
-@pytest.fixture
-def open_socket_daemon(daemon_factory):
-    """A taskd whose socket any local user can connect to, so that taskd's own checks decide."""
-    def make(tasks, daemon_conf):
-        folder = tempfile.mkdtemp(prefix="taskd-access-")
-        os.chmod(folder, 0o755)
-        d = daemon_factory(tasks, daemon_conf=daemon_conf)
-        d.socket = os.path.join(folder, "taskd.sock")
-        d.argv[d.argv.index("--socket") + 1] = d.socket
-        d.start()
-        os.chmod(d.socket, 0o666)
-        return d
-    return make
 
 
 def as_user(d, *args, groups=()):

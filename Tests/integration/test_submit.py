@@ -30,16 +30,9 @@ def shared():
 
 
 @pytest.fixture
-def open_daemon(daemon_factory, shared):
-    """A taskd whose socket any local user can connect to, so that taskd's own checks decide."""
-    def make(daemon_conf=None):
-        d = daemon_factory({"fetch.task": task("/bin/true")}, daemon_conf=daemon_conf)
-        d.socket = os.path.join(shared, "taskd.sock")
-        d.argv[d.argv.index("--socket") + 1] = d.socket
-        d.start()
-        os.chmod(d.socket, 0o666)
-        return d
-    return make
+def open_daemon(open_socket_daemon):
+    """A taskd any local user can reach, with one configured task."""
+    return lambda daemon_conf=None: open_socket_daemon({"fetch.task": task("/bin/true")}, daemon_conf)
 
 
 def as_nobody(d, *args):
