@@ -82,7 +82,12 @@ enum SubmitCommand {
 
     /// `--at`: a timestamp as systemd reads one, or a time of day (its next occurrence).
     static func at(_ text: String, now: UInt64) throws(UsageError) -> UInt64 {
-        if let usec = try? Timestamp.parse(text, now: now) { return usec }
+        if let usec = try? Timestamp.parse(text, now: now) {
+            guard usec + 1_000_000 >= now else {
+                throw UsageError("--at '\(text)' is \(Timestamp.relative(usec, now: now)): give a time to come")
+            }
+            return usec
+        }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         if (2...3).contains(parts.count), let spec = try? CalendarSpec(parsing: "*-*-* " + text),
             let next = spec.nextElapse(after: now)

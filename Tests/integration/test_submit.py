@@ -113,6 +113,7 @@ def test_bad_requests_say_what_is_wrong(open_daemon):
                        (["-p", "OnSuccess=fetch", "--", "/bin/true"], "not for a submitted task"),
                        (["--calendar", "daily", "--in", "5s", "--", "/bin/true"], "give one of"),
                        (["--at", "tomorrowish", "--", "/bin/true"], "--at 'tomorrowish'"),
+                       (["--at", "2001-01-01 00:00", "--", "/bin/true"], "ago: give a time to come"),
                        ([], "needs a command")]:
         r = d.taskctl("submit", *args)
         assert r.returncode == 2 and said in r.stderr, (args, r.stderr)

@@ -56,7 +56,7 @@ extension Daemon {
         guard let definition = parsed else {
             throw DaemonError.invalidRequest(diagnostics.map { Self.describe($0, p) }.joined(separator: "\n"))
         }
-        try checkIdentity(definition, properties: p.properties, peer: peer, asPeer: asPeer)
+        try checkIdentity(definition, properties: p.properties, peer: peer)
         try checkGroup(definition)
         if p.calendar != nil, definition.onCalendar.allSatisfy({ $0.nextElapse(after: now.realtime) == nil }) {
             throw DaemonError.invalidRequest("calendar '\(p.calendar!)' has no elapse to come")
@@ -102,19 +102,17 @@ extension Daemon {
     }
 
     /// Throws `permissionDenied` when a caller other than root asked its command to run as another
-    /// user or group (`User=`, `Group=`, `SupplementaryGroups=` among the properties).
-    private func checkIdentity(
-        _ definition: TaskDefinition, properties: [String]?, peer: PeerCredentials, asPeer: Bool
-    ) throws {
+    /// user or group (`User=`, `Group=`, `SupplementaryGroups=` among the properties). With no
+    /// `User=` the command runs as taskd's user, which such a caller then is (see `runsAs`).
+    private func checkIdentity(_ definition: TaskDefinition, properties: [String]?, peer: PeerCredentials) throws {
         guard peer.uid != 0, case .command(let command) = definition.handler else { return }
-        let identity = command.identity
-        let ownGroups = Set([peer.gid] + peer.groups)
-        let user = identity.uid ?? (asPeer ? nil : owner)
-        let extraGroups = (properties ?? []).contains { $0.hasPrefix("SupplementaryGroups=") && $0.count > 20 }
-        if user != nil && user != peer.uid || identity.gid.map({ !ownGroups.contains($0) }) == true || extraGroups {
+        let otherUser = command.identity.uid.map { $0 != peer.uid } ?? false
+        let otherGroup = command.identity.gid.map { $0 != peer.gid && !peer.groups.contains($0) } ?? false
+        let moreGroups = (properties ?? []).contains { $0.hasPrefix("SupplementaryGroups=") && !$0.hasSuffix("=") }
+        if otherUser || otherGroup || moreGroups {
             throw DaemonError.permissionDenied(
-                "uid \(peer.uid) may not submit a command that runs as another user or group (User=, Group=, SupplementaryGroups=)"
-            )
+                "uid \(peer.uid) may not submit a command that runs as another user or group "
+                    + "(User=, Group=, SupplementaryGroups=)")
         }
     }
 
