@@ -125,12 +125,13 @@ public final class RunCgroup: Sendable {
     }
 
     /// Removes it once it is empty, then calls `done`. The kernel can refuse the `rmdir` with
-    /// EBUSY for a moment after `populated 0` while the last process finishes its exit, so an
-    /// EBUSY is retried (10 ms apart, for at most 2 s) before `done` is called either way.
+    /// EBUSY for a while after `populated 0` while the last process finishes its exit (longer on
+    /// a loaded or emulated machine), so an EBUSY is retried, 10 ms apart, for at most 10 s
+    /// before `done` is called either way.
     public func remove(then done: @escaping @Sendable () -> Void) {
         close(procsFD)
         close(eventsFD)
-        Self.removeDirectory(path, triesLeft: 200, then: done)
+        Self.removeDirectory(path, triesLeft: 1000, then: done)
     }
 
     private static func removeDirectory(_ path: String, triesLeft: Int, then done: @escaping @Sendable () -> Void) {

@@ -99,7 +99,7 @@ def test_fleet_once_through_faults(daemon_factory, etcd, tmp_path):
     # taskd whose run is in progress (restarted a second later), SIGKILL of an etcd member (started
     # again 3 s later), SIGSTOP of the taskd whose run is in progress for longer than the lease.
     # A slot runs twice only under a newer fence token, taken over from the host the fault hit;
-    # at most one slot is missed per fault; a takeover comes within the lease plus 2 s.
+    # at most one slot is missed per fault; a takeover comes within the lease plus 3 s.
     each = int(os.environ.get("TASKD_FLEET_FAULTS", "10"))
     lease = 6
     hosts = instances(daemon_factory, etcd, tmp_path, {"tick.task": fleet_task(job(tmp_path, 1))}, lease=lease)
@@ -164,7 +164,9 @@ def test_fleet_once_through_faults(daemon_factory, etcd, tmp_path):
             assert token > old_token, f"slot {slot} ran again under an older token: {tries}"
             fault = [f for f in faults if f[2] == old_host and f[0] != "kill-etcd" and old_at - 3 <= f[1] <= at]
             if fault:
-                assert at - fault[-1][1] <= lease + 2, f"slot {slot} was taken over {at - fault[-1][1]:.1f} s after {fault[-1]}"
+                # The lease lapses at most FleetLeaseSec= after the fault; then etcd's expiry check,
+                # the watch, the claim and the spawn, which a loaded machine slows by a second or so.
+                assert at - fault[-1][1] <= lease + 3, f"slot {slot} was taken over {at - fault[-1][1]:.1f} s after {fault[-1]}"
                 hit[fault[-1][0]] += 1
             else:
                 # The older run's host lost its lease by itself (an etcd member's loss stalled its
