@@ -182,7 +182,7 @@ package struct DaemonProcess: Sendable {
         // The tasks `taskctl submit` added, kept in the state folder, with their records.
         let submitted = SubmittedFolder(stateDirectory: stateDirectory)
         let keptTasks = submitted.load { journal.daemon(.stateError, 4, $0) }
-        config.tasks += keptTasks.tasks
+        if !keptTasks.tasks.isEmpty { config.tasks += keptTasks.tasks }
         var (records, problems) = await store.loadTasks(config.tasks.map(\.key))
         keptTasks.backdate(&records)
         let (wakes, logProblems) = await store.loadWakes()
