@@ -17,6 +17,9 @@ import Taskd
 //   silent     reports nothing; ProgressTimeoutSec 1 s cancels it (budget 30 s)
 //   chain      asks for its next run one hour after each wake (scheduleNext), which a restart keeps
 //   patient    sleeps 30 s, cancellable: an upgrade cuts it short (TASKD_FAULTS_PATIENT: 1 s after start-up)
+//   steps      with TASKD_FAULTS_STEPS="LOG COUNT": COUNT steps, each appended to LOG (its work), then
+//              checkpointed, 3 ms apart; a run resumes from the last checkpoint; returns the steps' sum
+//              (the checkpoint tests: Tests/e2e/test_checkpoint_e2e.py)
 
 struct Broken: Error, CustomStringConvertible {
     var description: String { "the upstream service answered 503" }
@@ -56,5 +59,25 @@ await TaskDaemon(name: "taskd-faults")
         onStartup: getenv("TASKD_FAULTS_PATIENT") == nil ? nil : .seconds(1)
     ) { _ in
         try await Task.sleep(for: .seconds(30))
+    }
+    .backgroundTask(.processing("steps", payload: [String: Int].self, result: Int.self)) { context in
+        struct Progress: Codable {
+            var step = 0
+            var total = 0
+        }
+        let setting = getenv("TASKD_FAULTS_STEPS").map { String(cString: $0).split(separator: " ") } ?? []
+        guard setting.count == 2, let count = Int(setting[1]) else { throw Broken() }
+        let log = open(String(setting[0]), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        defer { close(log) }
+        var progress = try context.resumeState(as: Progress.self) ?? Progress()
+        while progress.step < count {
+            let line = Array("\(progress.step)\n".utf8)
+            _ = write(log, line, line.count)
+            progress.total = (progress.total * 31 + progress.step) % 1_000_003
+            progress.step += 1
+            try await context.checkpoint(progress)
+            try await Task.sleep(for: .milliseconds(3))
+        }
+        return progress.total
     }
     .run()
