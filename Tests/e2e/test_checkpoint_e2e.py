@@ -145,9 +145,11 @@ def test_a_command_job_goes_on_through_restarts_sleep_reloads_and_kills(containe
                                         int(os.environ.get("TASKD_CHECKPOINT_SEED", "53")))
         reasons = {r.get("cancelReason") for r in runs}
         assert {"sleep", "reconfigured", "budget"} <= reasons, reasons
-        # The shipped taskd.conf keeps command runs across a crash (RunKeeper=yes): each kill -9 of
-        # taskd cut nothing short; the restarted taskd took the run over and it went on.
-        assert job.journal_count(KEPT) == injected["kill-daemon"]
+        # The shipped taskd.conf keeps command runs across a crash (RunKeeper=yes): no kill -9 of
+        # taskd cut the job short (no run is lost); the restarted taskd took the run over and it
+        # went on. (A kill can come just after a run's budget ended it: then there was none to keep.)
+        assert not [r for r in runs if r.get("failureReason") == "lost"], runs
+        assert 1 <= job.journal_count(KEPT) <= injected["kill-daemon"]
     finally:
         inside(container, "rm", "-f", job.task_file)
         inside(container, "systemctl", "restart", "taskd.service")
