@@ -299,9 +299,8 @@ extension Scheduler {
         // The fields this needs, not a copy of the state: see `trigger`.
         guard
             case let (policy, nextQueued, beside)? = tasks[run.key].flatMap({
-                $0.currentRunID == id
-                    ? ($0.definition.retry, $0.queue.first, false)
-                    : $0.instances.contains(id) ? ($0.definition.retry, $0.queue.first, true) : nil
+                $0.currentRunID == id || $0.instances.contains(id)
+                    ? ($0.definition.retry, $0.queue.first, $0.currentRunID != id) : nil
             })
         else {
             // Fenced, or its task is gone. A run cut short by shutdown answers nothing: its wakes run again.
