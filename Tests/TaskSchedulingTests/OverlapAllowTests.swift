@@ -67,6 +67,25 @@ struct OverlapAllowTests {
         #expect(running(s).isEmpty)
     }
 
+    @Test("sleep cuts every run beside the others short; each runs again at the resume with its own wakes")
+    func sleepRunsEachAgain() {
+        var s = scheduler(maxInstances: 3)
+        let a = s.wakeOne("p", record: "a", at: clock.now)
+        let b = s.wakeOne("p", record: "b", at: clock.now)
+        let sleep = s.prepareForSleep(maxDelay: 5_000_000, at: clock.at(seconds: 1))
+        #expect(sleep.trace.filter { $0 == "cancel" }.count == 2)
+        _ = s.handlerEnded(runID: a.run.id, termination: .signaled(15), at: clock.at(seconds: 2))
+        _ = s.handlerEnded(runID: b.run.id, termination: .signaled(15), at: clock.at(seconds: 2))
+        #expect(s.cutBySleepCount == 2 && running(s).isEmpty)
+        let resumed = s.resumed(at: clock.at(seconds: 60))
+        #expect(resumed.trace.filter { $0 == "start" }.count == 2)
+        let again = running(s).compactMap { s.runs[$0] }
+        #expect(again.map(\.trigger) == [.resume, .resume])
+        #expect(again.map(\.previousAttemptID) == [a.run.id, b.run.id])
+        #expect(again.map(\.records) == [["a"], ["b"]])
+        #expect(s.cutBySleepCount == 0)
+    }
+
     @Test("a run that fails retries; another failing meanwhile rides with that retry")
     func retries() {
         var s = scheduler(maxInstances: 3, maxAttempts: 2)

@@ -336,9 +336,11 @@ extension Scheduler {
             cutShort.append(CutRun(run))
         } else if run.cancelReason == .sleep && !(termination?.isSuccess ?? false) {
             // Cut short by sleep: it runs again after the resume, answering the same wakes.
-            cutBySleep[run.key] = TriggerRequest(
-                trigger: .resume, attempt: run.attempt, wakeID: run.wakeID, payload: run.payload, records: run.records,
-                previousAttempt: run.id, scheduled: run.scheduledRealtime == 0 ? nil : run.scheduledRealtime)
+            cutBySleep[run.key, default: []].append(
+                TriggerRequest(
+                    trigger: .resume, attempt: run.attempt, wakeID: run.wakeID, payload: run.payload,
+                    records: run.records,
+                    previousAttempt: run.id, scheduled: run.scheduledRealtime == 0 ? nil : run.scheduledRealtime))
         } else if !run.records.isEmpty
             && (!(run.cancelReason?.keepsWakes ?? false) || (termination?.isSuccess ?? false))
         {

@@ -16,7 +16,7 @@ extension Scheduler {
     }
 
     /// How many runs sleep cut short wait to run again at `resumed`.
-    public var cutBySleepCount: Int { cutBySleep.count }
+    public var cutBySleepCount: Int { cutBySleep.values.reduce(0) { $0 + $1.count } }
 
     /// Whether a run of a `Sleep=block` task is active: taskd then holds a sleep block inhibitor.
     public var runsBlockSleep: Bool { runsBlockingSleep > 0 }
@@ -43,8 +43,8 @@ extension Scheduler {
             }
         }
         var actions: [SchedulerAction] = []
-        for (key, request) in cutBySleep.sorted(by: { $0.key < $1.key }) {
-            _ = trigger(key, request, at: now, actions: &actions)
+        for (key, requests) in cutBySleep.sorted(by: { $0.key < $1.key }) {
+            for request in requests { _ = trigger(key, request, at: now, actions: &actions) }
         }
         cutBySleep = [:]
         return endBatch(actions + pump(at: now))

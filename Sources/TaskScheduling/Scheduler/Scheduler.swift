@@ -36,8 +36,9 @@ public struct Scheduler: Sendable {
     public internal(set) var isDraining = false
     /// Whether logind's sleep is watched (`WatchSleep=`): the delay inhibitor is then held from the first run on.
     public let watchesSleep: Bool
-    /// Runs cut short by sleep, by task: each runs again at `resumed` (trigger `resume`).
-    var cutBySleep: [TaskKey: TriggerRequest] = [:]
+    /// Runs cut short by sleep, by task, in the order they ended: each runs again at `resumed`
+    /// (trigger `resume`); a task has more than one only with `Overlap=allow`.
+    var cutBySleep: [TaskKey: [TriggerRequest]] = [:]
     /// Runs an upgrade or a restart cut short (reason `upgrade`, `restart`) that answer no
     /// acknowledged wake: the next image runs each again (`replay`).
     public internal(set) var cutShort: [CutRun] = []
