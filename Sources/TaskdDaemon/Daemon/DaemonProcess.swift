@@ -1,11 +1,8 @@
-import CTaskdShim
 import TaskRuntime
 import TaskScheduling
 import TaskdConfig
 import TaskdControl
-import TaskdFleet
 import TaskdIO
-import TaskdMachine
 import TaskdProcess
 import TaskdProtocol
 import TaskdSystem
@@ -105,21 +102,16 @@ package struct DaemonProcess: Sendable {
         return valid ? 0 : 1
     }
 
-    /// Serves until SIGTERM or SIGINT. `config` is consumed: once the daemon holds its tasks, the
-    /// loaded copy is dropped rather than kept alive by this frame for the daemon's whole life.
+    /// Serves until SIGTERM or SIGINT, in stages (`DaemonProcess+Startup`): the state folder, the
+    /// runs a previous taskd left, the daemon, its recovery, the socket, then the stop. `config` is
+    /// consumed: once the daemon holds its tasks, the loaded copy is dropped rather than kept alive
+    /// by this frame for the daemon's whole life.
     private func serve(
         config: consuming LoadedConfig, options: DaemonOptions, configDirectory: String, required: Bool
     ) async -> Int32 {
         let (journal, log) = Self.makeJournal(name: name)
         defer { log.flush() }
-        // The new image of an upgrade in place: what the previous one handed over.
-        var handoff: UpgradeHandoff?
-        switch UpgradeHandoff.take() {
-        case .success(let h)?: handoff = h
-        case .failure(let error)?:
-            journal.daemon(.upgradeFailed, 2, "the upgrade's hand-off could not be read; starting afresh: \(error)")
-        case nil: break
-        }
+        let handoff = Self.takeHandoff(journal: journal)
         for d in config.diagnostics {
             journal.daemon(
                 .configError, d.severity == .error ? 3 : 4, d.description,
@@ -127,40 +119,15 @@ package struct DaemonProcess: Sendable {
         }
         let stateDirectory =
             options.stateDirectory ?? config.daemon.stateDirectory ?? DefaultPaths.stateDirectory(of: name)
-        ControlSocketServer.makeDirectories(stateDirectory)
-        switch StateFormat.check(directory: stateDirectory) {
-        case nil: break
-        case .failed(let path, let reason)?:
-            // As any other state error: scheduling goes on in memory, and the store says what fails.
-            journal.daemon(.stateError, 3, "\(path): \(reason)")
-        case let refusal?:
-            journal.daemon(.stateError, 2, refusal.description)
-            printError("\(name): \(refusal)")
+        guard case let (previouslyActive, activeRuns)? = openStateFolder(stateDirectory, journal: journal) else {
             return Self.stateRefused
         }
-        // The runs the previous taskd had in progress, should it have stopped without ending them.
-        let (previouslyActive, activeProblem) = ActiveRunsFile.take(directory: stateDirectory)
-        if let activeProblem { journal.daemon(.stateError, 3, activeProblem) }
-        let activeRuns = ActiveRunsFile(directory: stateDirectory) { journal.daemon(.stateError, 4, $0) }
         let socketPath = options.socketPath ?? config.daemon.socketPath ?? DefaultPaths.socketPath(of: name)
         signal(SIGPIPE, SIG_IGN)
         let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP, SIGUSR2])
-        // The run keeper a taskd before this one left (it was killed or crashed), and its runs.
-        let keeperExecutable =
-            config.daemon.runKeeper == true ? KeptRuns.executable(beside: Upgrader.ownExecutable()) : nil
-        var keeper = handoff?.keeperFD.map(RunKeeper.inherited) ?? RunKeeper.connect(stateDirectory: stateDirectory)
-        let kept = handoff == nil ? keeper?.kept() ?? [] : []
-        let keeping = Set((handoff?.runs.map(\.run.id) ?? []) + kept.map(\.runID))
-        // Under systemd the keeper and the run cgroups live in a scope outside taskd's unit.
-        let placement = await KeptRuns.place(
-            &keeper, executable: keeperExecutable, stateDirectory: stateDirectory, keeping: keeping, journal: journal)
-        let cgroups =
-            placement.placed ? placement.cgroups : Self.setUpCgroups(config.daemon, keeping: keeping, journal: journal)
-        let keptRuns =
-            keeper.map {
-                KeptRuns.handOvers(kept, snapshots: previouslyActive, cgroups: cgroups, keeper: $0, journal: journal)
-            } ?? []
-
+        let runs = await Self.placeRuns(
+            config.daemon, stateDirectory: stateDirectory, handoff: handoff, previouslyActive: previouslyActive,
+            journal: journal)
         // Replies of megabytes (List, Metrics) are mmapped blocks, given back once written.
         MallocArenas.keepLargeBlocksMapped()
         guard
@@ -170,93 +137,24 @@ package struct DaemonProcess: Sendable {
             return 1
         }
         let notifier = ServiceNotifier()
-        var handlers: [String: TaskHandler] = [:]
-        for r in registrations { handlers[r.definition.key.identifier] = r.handler }
-        let syncInterval = config.daemon.syncInterval?.microseconds ?? StateStore.defaultSyncInterval
-        let store = StateStore(directory: stateDirectory, syncInterval: syncInterval) { priority, problem in
-            journal.daemon(.stateError, priority, problem)
-        }
-        // A passwd lookup may block (NSS): done once at start-up, before anything is served and on
-        // the thread that loaded the configuration (see `runOnLoop`), not by each command's spawn.
-        _ = HandlerEnvironment.ownUser
-        // The tasks `taskctl submit` added, kept in the state folder, with their records.
-        let submitted = SubmittedFolder(stateDirectory: stateDirectory)
-        let keptTasks = submitted.load { journal.daemon(.stateError, 4, $0) }
-        if !keptTasks.tasks.isEmpty { config.tasks += keptTasks.tasks }
-        var (records, problems) = await store.loadTasks(config.tasks.map(\.key))
-        keptTasks.backdate(&records)
-        let (wakes, logProblems) = await store.loadWakes()
-        for problem in problems + logProblems { journal.daemon(.stateError, 4, problem) }
-        let swiftTasks = registrations.map(\.definition)
         let example = config.tasks.first?.key.identifier
-        let fleetSettings = config.daemon.fleet
-        let fleet = FleetSlot()
-        var makeFleet: (@Sendable (@escaping @Sendable (FleetEvent) -> Void) -> any FleetPort)?
-        if !fleetSettings.endpoints.isEmpty {
-            makeFleet = { @Sendable events in
-                let client = FleetClient(
-                    settings: fleetSettings, host: FleetClient.hostName(fleetSettings), events: events)
-                fleet.client.withLock { $0 = client }
-                return client
-            }
-        }
-        let ports = DaemonPorts(
-            clock: SystemClock(),
-            commands: ProcessLauncher(
-                journal: journal, stateDirectory: stateDirectory, cgroups: cgroups, keeper: keeper,
-                keeperExecutable: keeperExecutable, runsOutliveUnit: placement.placed),
-            machine: { MachineWatch(onEvent: $0) }, store: store, journal: journal, notifier: notifier,
-            loadConfig: { ConfigLoader.load(directory: configDirectory, swiftTasks: swiftTasks, required: required) },
-            random: SystemRandom(), machineID: Self.machineID(), cutRuns: CutRunsFile(directory: stateDirectory),
-            activeRuns: activeRuns, fleet: makeFleet, submitted: submitted)
-        let daemon = Daemon(config: consume config, handlers: handlers, records: records, ports: ports)
-        // The parsed files are garbage now: give their pages back (0.8 MiB with 10,000 tasks).
-        MallocArenas.trim()
+        let (daemon, store, wakes, fleet) = await makeDaemon(
+            config: consume config, configDirectory: configDirectory, required: required,
+            stateDirectory: stateDirectory,
+            runs: runs, activeRuns: activeRuns, notifier: notifier, journal: journal)
         let service = ControlService(
             daemon: daemon, journal: journal, product: name, version: version ?? TaskdVersion.current)
-
         let clockWatcher = ClockChangeWatcher(
             onChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged() } },
             onZoneChange: { Task(executorPreference: EventLoop.shared) { await daemon.clockChanged(zone: true) } })
-        // Runs handed over by the previous image first: the wakes they answer for are not replayed.
-        let adopted = await daemon.adopt(handoff?.runs ?? []).union(daemon.adopt(keptRuns, upgraded: false))
-        await daemon.carryTimers(handoff?.timers ?? [])
-        if let handoff {
-            journal.daemon(
-                .upgraded, 5,
-                "\(versionLine) upgraded in place from \(handoff.previousVersion): \(handoff.runs.count) run(s) adopted",
-                [
-                    ("TASKD_PREVIOUS_VERSION", handoff.previousVersion),
-                    ("TASKD_ADOPTED_RUNS", String(handoff.runs.count)),
-                ])
-        }
-        await daemon.start(recovering: wakes.filter { !adopted.contains($0.id) })
-        let (cut, cutProblem) = CutRunsFile(directory: stateDirectory).take()
-        if let cutProblem { journal.daemon(.stateError, 3, cutProblem) }
-        await daemon.replay(cut, after: "restart")
-        await daemon.replay(handoff?.replays ?? [], after: "upgrade")
-        await daemon.retireSpentAtStart()
-        let handed = Set((handoff?.runs ?? []).map(\.run.id) + keptRuns.map(\.run.id))
-        if !keptRuns.isEmpty {
-            journal.daemon(
-                .runsKept, 5,
-                "\(keptRuns.count) command run(s) outlived the previous taskd; taken over from taskd-keeper",
-                [("TASKD_KEPT_RUNS", String(keptRuns.count))])
-        }
-        await daemon.recordLost(previouslyActive.filter { !handed.contains($0.id) })
+        await recover(
+            daemon, handoff: handoff, keptRuns: runs.kept, wakes: wakes, previouslyActive: previouslyActive,
+            stateDirectory: stateDirectory, journal: journal)
         // Calls are served on the event loop that reads them, as the daemon runs there.
         server.start { service.handle($0, on: $1) }
-        let taskCount = await daemon.taskCount
-        journal.daemon(
-            .daemonReady, 5,
-            "\(name) ready: \(taskCount) task(s) from \(configDirectory), socket \(server.path)"
-                + (server.isActivated ? " (socket-activated)" : ""),
-            [("TASKD_SOCKET", server.path), ("TASKD_TASK_COUNT", String(taskCount))])
-        notifier.notify("READY=1\nMAINPID=\(getpid())")
-        if let interval = notifier.watchdogPetInterval { await daemon.startWatchdog(every: interval) }
-        if !notifier.hasManager {
-            printHint(socketPath: server.path, example: example)
-        }
+        await announceReady(
+            daemon, server: server, notifier: notifier, configDirectory: configDirectory, example: example,
+            journal: journal)
         let upgrader = Upgrader(
             versionLine: versionLine, executable: Upgrader.ownExecutable(), arguments: CommandLine.arguments)
         let restarting = await reloadUntilStopped(daemon, signals: signals, journal: journal) {
@@ -264,17 +162,7 @@ package struct DaemonProcess: Sendable {
                 daemon: daemon, server: server, store: store, log: log, notifier: notifier,
                 resume: { server.start { service.handle($0, on: $1) } })
         }
-        if restarting, await daemon.commandsOutliveUnit {
-            await daemon.leaveRunsForRestart()
-            activeRuns.flush()
-        } else {
-            await daemon.shutdown(restarting: restarting)
-            activeRuns.flush()
-            // Every run has ended: the keeper has nothing left to keep.
-            await daemon.quitKeeper()
-        }
-        // This host's claims in the fleet go now, not at the end of their lease.
-        if let client = fleet.client.withLock({ $0 }) { _ = await Thread.run { client.stop() } }
+        await stop(daemon, restarting: restarting, activeRuns: activeRuns, fleet: fleet, journal: journal)
         withExtendedLifetime(clockWatcher) {}
         server.stop()
         journal.daemon(.daemonStopping, 5, "\(name) stopped")
@@ -327,7 +215,7 @@ package struct DaemonProcess: Sendable {
     /// Each command run in a cgroup of its own where systemd delegated taskd's; else process
     /// groups, whose orphans taskd reaps as their subreaper (a cgroup's go to PID 1). Journaled.
     /// `keeping`: the runs an upgrade handed over, whose cgroups stay.
-    private static func setUpCgroups(_ settings: DaemonSettings, keeping: Set<String>, journal: EventJournal)
+    static func setUpCgroups(_ settings: DaemonSettings, keeping: Set<String>, journal: EventJournal)
         -> RunCgroups?
     {
         let (cgroups, noCgroups) = RunCgroups.setUp(
@@ -378,7 +266,7 @@ package struct DaemonProcess: Sendable {
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
     }
 
-    private func printHint(socketPath: String, example: String?) {
+    func printHint(socketPath: String, example: String?) {
         var taskctl = "taskctl"
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
