@@ -43,105 +43,115 @@ public enum ConfigLoader {
                 diagnostics.append(ConfigDiagnostic(at, "task \(definition.key) is already defined by \(other)"))
                 continue
             }
-            if definition.key.kind == SubmittedTaskFile.kind {
-                diagnostics.append(
-                    ConfigDiagnostic(
-                        at, key: "Kind", "'\(SubmittedTaskFile.kind)' is the kind of tasks taskctl submit adds"))
-                continue
-            }
-            if definition.handler == .swift && base == nil {
-                diagnostics.append(
-                    ConfigDiagnostic(
-                        at, key: "ExecStart",
-                        "missing, and no Swift handler is registered for \(definition.key.identifier)"))
-                continue
-            }
-            if base != nil, case .command = definition.handler {
-                diagnostics.append(
-                    ConfigDiagnostic(
-                        file.execStartLocation ?? at, key: "ExecStart",
-                        "\(definition.key) has a Swift handler registered in code; remove ExecStart="))
-                continue
-            }
-            if let user = file.user, user.gid == nil, file.group == nil {
-                diagnostics.append(
-                    ConfigDiagnostic(
-                        file.userLocation ?? at, key: "User",
-                        "uid \(user.uid) has no passwd entry, so it has no group: set Group= as well"))
-                continue
-            }
-            if let at = file.relativeTimerLocation, definition.onStartup.isEmpty, definition.onCalendar.isEmpty,
-                !definition.onUnitActive.isEmpty || !definition.onUnitInactive.isEmpty
-            {
-                // As in systemd: these count from the task's last run, so with nothing else they
-                // wait for a wake. Loaded as written; said once.
-                diagnostics.append(
-                    ConfigDiagnostic(
-                        at, key: "OnUnitActiveSec",
-                        "counts from the task's last run, and nothing starts a first one (no OnStartupSec= "
-                            + "or OnCalendar=): it fires only after a wake; add OnStartupSec= for a first run",
-                        severity: .warning))
-            }
-            if definition.fleet == .once, definition.onCalendar.isEmpty {
-                // The slots hosts share are calendar elapses: interval timers differ from host to host.
-                diagnostics.append(
-                    ConfigDiagnostic(
-                        file.fleetLocation ?? at, key: "Fleet",
-                        "once needs OnCalendar=: the fleet shares calendar slots, which every host names alike"))
-                continue
-            }
-            if definition.fleet != .host, daemon.fleet.endpoints.isEmpty {
-                // Loaded as written: it runs on every host until the fleet is configured.
-                diagnostics.append(
-                    ConfigDiagnostic(
-                        file.fleetLocation ?? at, key: "Fleet",
-                        "no FleetEndpoints= in taskd.conf's [Daemon]: the task runs on this host as Fleet=host would",
-                        severity: .warning))
-            }
-            if let g = definition.concurrencyGroup {
-                if let known = groups[g.name], known.size != g.size {
-                    let there = known.at.map { "\($0.file):\($0.line)" } ?? "a task registered in code"
-                    diagnostics.append(
-                        ConfigDiagnostic(
-                            file.groupLocation ?? at, key: "ConcurrencyGroup",
-                            "group \(g.name) has size \(known.size) (\(there)); every task of a group gives the same size"
-                        ))
-                    continue
-                }
-                if groups[g.name] == nil { groups[g.name] = (g.size, file.groupLocation) }
-            }
+            guard
+                admits(file, definition, base: base, at: at, daemon: daemon, groups: &groups, &diagnostics)
+            else { continue }
             if let base, base.key != definition.key { definitions[base.key] = nil }
             if let chain = file.chainLocation { chainLocations[definition.key] = (chain, file.chainKey) }
             if let after = file.afterLocation { afterLocations[definition.key] = after }
             fromFiles[definition.key] = path
             definitions[definition.key] = shared.share(definition)
         }
-        // A chain that comes back to where it started would wake its tasks for ever: the task that
-        // closes it (the last in key order that was given in a file) is left out.
+        dropCycles(&definitions, chains: chainLocations, afters: afterLocations, &diagnostics)
+        return LoadedConfig(
+            daemon: daemon, tasks: definitions.values.sorted { $0.key < $1.key }, diagnostics: diagnostics)
+    }
+
+    /// Whether a task file's definition loads: false, with its diagnostic, when its handler, user,
+    /// fleet or group cannot be; a warning for what loads as written but will not do what it seems.
+    /// `groups` gets the size of a group seen first here.
+    private static func admits(
+        _ file: TaskFile, _ definition: TaskDefinition, base: TaskDefinition?, at: SourceLocation,
+        daemon: DaemonSettings, groups: inout [String: (size: Int, at: SourceLocation?)],
+        _ diagnostics: inout [ConfigDiagnostic]
+    ) -> Bool {
+        func refuse(_ location: SourceLocation?, _ key: String, _ message: String) -> Bool {
+            diagnostics.append(ConfigDiagnostic(location ?? at, key: key, message))
+            return false
+        }
+        if definition.key.kind == SubmittedTaskFile.kind {
+            return refuse(nil, "Kind", "'\(SubmittedTaskFile.kind)' is the kind of tasks taskctl submit adds")
+        }
+        if definition.handler == .swift && base == nil {
+            return refuse(
+                nil, "ExecStart", "missing, and no Swift handler is registered for \(definition.key.identifier)")
+        }
+        if base != nil, case .command = definition.handler {
+            return refuse(
+                file.execStartLocation, "ExecStart",
+                "\(definition.key) has a Swift handler registered in code; remove ExecStart=")
+        }
+        if let user = file.user, user.gid == nil, file.group == nil {
+            return refuse(
+                file.userLocation, "User", "uid \(user.uid) has no passwd entry, so it has no group: set Group= as well"
+            )
+        }
+        if let at = file.relativeTimerLocation, definition.onStartup.isEmpty, definition.onCalendar.isEmpty,
+            !definition.onUnitActive.isEmpty || !definition.onUnitInactive.isEmpty
+        {
+            // As in systemd: these count from the task's last run, so with nothing else they
+            // wait for a wake. Loaded as written; said once.
+            diagnostics.append(
+                ConfigDiagnostic(
+                    at, key: "OnUnitActiveSec",
+                    "counts from the task's last run, and nothing starts a first one (no OnStartupSec= "
+                        + "or OnCalendar=): it fires only after a wake; add OnStartupSec= for a first run",
+                    severity: .warning))
+        }
+        if definition.fleet == .once, definition.onCalendar.isEmpty {
+            // The slots hosts share are calendar elapses: interval timers differ from host to host.
+            return refuse(
+                file.fleetLocation, "Fleet",
+                "once needs OnCalendar=: the fleet shares calendar slots, which every host names alike")
+        }
+        if definition.fleet != .host, daemon.fleet.endpoints.isEmpty {
+            // Loaded as written: it runs on every host until the fleet is configured.
+            diagnostics.append(
+                ConfigDiagnostic(
+                    file.fleetLocation ?? at, key: "Fleet",
+                    "no FleetEndpoints= in taskd.conf's [Daemon]: the task runs on this host as Fleet=host would",
+                    severity: .warning))
+        }
+        if let g = definition.concurrencyGroup {
+            if let known = groups[g.name], known.size != g.size {
+                let there = known.at.map { "\($0.file):\($0.line)" } ?? "a task registered in code"
+                return refuse(
+                    file.groupLocation, "ConcurrencyGroup",
+                    "group \(g.name) has size \(known.size) (\(there)); every task of a group gives the same size")
+            }
+            if groups[g.name] == nil { groups[g.name] = (g.size, file.groupLocation) }
+        }
+        return true
+    }
+
+    /// Leaves out the task that closes each cycle: of `OnSuccess=`/`OnFailure=` wakes (its tasks
+    /// would wake each other for ever) and of `After=` (their runs would wait for each other for
+    /// ever). The culprit is the last in key order that was given in a file, said at its line.
+    private static func dropCycles(
+        _ definitions: inout [TaskKey: TaskDefinition], chains: [TaskKey: (at: SourceLocation, key: String)],
+        afters: [TaskKey: SourceLocation], _ diagnostics: inout [ConfigDiagnostic]
+    ) {
+        let inCode = SourceLocation(file: "(registered in code)", line: 0)
         while let cycle = ChainGraph.cycle(in: definitions) {
-            let culprit = cycle.last { chainLocations[$0] != nil } ?? cycle.last!
+            let culprit = cycle.last { chains[$0] != nil } ?? cycle.last!
             let path = (cycle + [cycle[0]]).map(\.identifier).joined(separator: " → ")
             diagnostics.append(
                 ConfigDiagnostic(
-                    chainLocations[culprit]?.at ?? SourceLocation(file: "(registered in code)", line: 0),
-                    key: chainLocations[culprit]?.key ?? "OnSuccess",
+                    chains[culprit]?.at ?? inCode, key: chains[culprit]?.key ?? "OnSuccess",
                     "\(culprit.identifier) closes a cycle of OnSuccess=/OnFailure= wakes (\(path)): it would run for ever"
                 ))
             definitions[culprit] = nil
         }
-        // Tasks ordered after each other in a ring would wait for each other for ever.
         while let cycle = ChainGraph.cycle(in: definitions, edges: \.after) {
-            let culprit = cycle.last { afterLocations[$0] != nil } ?? cycle.last!
+            let culprit = cycle.last { afters[$0] != nil } ?? cycle.last!
             let path = (cycle + [cycle[0]]).map(\.identifier).joined(separator: " after ")
             diagnostics.append(
                 ConfigDiagnostic(
-                    afterLocations[culprit] ?? SourceLocation(file: "(registered in code)", line: 0), key: "After",
+                    afters[culprit] ?? inCode, key: "After",
                     "\(culprit.identifier) closes a cycle of After= (\(path)): its runs would wait for each other for ever"
                 ))
             definitions[culprit] = nil
         }
-        return LoadedConfig(
-            daemon: daemon, tasks: definitions.values.sorted { $0.key < $1.key }, diagnostics: diagnostics)
     }
 
     /// Parses one task file and its drop-ins; nil (with diagnostics) when anything is wrong.
