@@ -252,31 +252,12 @@ public enum Taskctl {
             return .success
         case "pause":
             try args.check(allowed: ["--until", "--note"])
-            let until = try args.options["--until"].map { text throws(UsageError) -> UInt64 in
-                guard let span = try? TimeSpan(parsing: text), !span.isInfinite, span.microseconds > 0 else {
-                    throw UsageError("--until needs a time span above 0, such as 30min or 2h")
-                }
-                return Terminal.nowUSec() + span.microseconds
-            }
-            return try Commands.pause(
-                try one("TARGET"), until: until, note: args.options["--note"], json: json, socket: socket(args))
+            return try pause(args, target: try one("TARGET"), json: json)
         case "resume":
             try args.check(allowed: [])
             return try Commands.resume(try one("TARGET"), json: json, socket: socket(args))
         case "drain":
-            try args.check(allowed: ["--timeout", "--end"])
-            guard args.positional.isEmpty else { throw UsageError("drain takes no arguments") }
-            if args.flags.contains("--end") {
-                guard args.options["--timeout"] == nil else { throw UsageError("--end takes no --timeout") }
-                return try Commands.endDrain(json: json, socket: socket(args))
-            }
-            let timeout = try args.options["--timeout"].map { text throws(UsageError) -> UInt64 in
-                guard let span = try? TimeSpan(parsing: text), !span.isInfinite else {
-                    throw UsageError("--timeout needs a time span, such as 30s or 5min")
-                }
-                return span.microseconds
-            }
-            return try Commands.drain(timeout: timeout, json: json, socket: socket(args))
+            return try drain(args, json: json)
         case "upgrade":
             try args.check(allowed: [])
             guard args.positional.isEmpty else { throw UsageError("upgrade takes no arguments") }
@@ -302,12 +283,7 @@ public enum Taskctl {
             return try SubmitCommand.run(args, json: json, socket: socket(args))
         case "history":
             try args.check(allowed: ["-n", "--lines"])
-            let text = args.options["-n"] ?? args.options["--lines"]
-            let limit = try text.map { text throws(UsageError) -> Int in
-                guard let n = Int(text), n > 0 else { throw UsageError("-n needs a number above 0") }
-                return n
-            }
-            return try Commands.history(try one("NAME"), limit: limit, json: json, socket: socket(args))
+            return try history(args, name: try one("NAME"), json: json)
         case "reload":
             try args.check(allowed: [])
             guard args.positional.isEmpty else { throw UsageError("reload takes no arguments") }
@@ -322,14 +298,57 @@ public enum Taskctl {
             return try TimespanCommand.run(args.positional, json: json)
         case "logs":
             try args.check(allowed: ["-f", "--follow", "-n", "--lines", "--run"])
-            let lines = args.options["-n"] ?? args.options["--lines"]
-            if let lines, Int(lines) == nil { throw UsageError("-n needs a number") }
-            return try Commands.logs(
-                try one("NAME"), follow: args.flags.contains("-f") || args.flags.contains("--follow"), lines: lines,
-                run: args.options["--run"], json: json)
+            return try logs(args, name: try one("NAME"), json: json)
         default:
             throw UsageError("unknown command '\(command)'")
         }
+    }
+
+    /// `taskctl pause TARGET [--until SPAN] [--note TEXT]`.
+    static func pause(_ args: CommandLineArguments, target: String, json: Bool) throws -> ExitCode {
+        let until = try args.options["--until"].map { text throws(UsageError) -> UInt64 in
+            guard let span = try? TimeSpan(parsing: text), !span.isInfinite, span.microseconds > 0 else {
+                throw UsageError("--until needs a time span above 0, such as 30min or 2h")
+            }
+            return Terminal.nowUSec() + span.microseconds
+        }
+        return try Commands.pause(target, until: until, note: args.options["--note"], json: json, socket: socket(args))
+    }
+
+    /// `taskctl drain [--timeout SPAN]` or `taskctl drain --end`.
+    static func drain(_ args: CommandLineArguments, json: Bool) throws -> ExitCode {
+        try args.check(allowed: ["--timeout", "--end"])
+        guard args.positional.isEmpty else { throw UsageError("drain takes no arguments") }
+        if args.flags.contains("--end") {
+            guard args.options["--timeout"] == nil else { throw UsageError("--end takes no --timeout") }
+            return try Commands.endDrain(json: json, socket: socket(args))
+        }
+        let timeout = try args.options["--timeout"].map { text throws(UsageError) -> UInt64 in
+            guard let span = try? TimeSpan(parsing: text), !span.isInfinite else {
+                throw UsageError("--timeout needs a time span, such as 30s or 5min")
+            }
+            return span.microseconds
+        }
+        return try Commands.drain(timeout: timeout, json: json, socket: socket(args))
+    }
+
+    /// `taskctl history NAME [-n N]`.
+    static func history(_ args: CommandLineArguments, name: String, json: Bool) throws -> ExitCode {
+        let text = args.options["-n"] ?? args.options["--lines"]
+        let limit = try text.map { text throws(UsageError) -> Int in
+            guard let n = Int(text), n > 0 else { throw UsageError("-n needs a number above 0") }
+            return n
+        }
+        return try Commands.history(name, limit: limit, json: json, socket: socket(args))
+    }
+
+    /// `taskctl logs NAME [-f] [-n N] [--run ID]`.
+    static func logs(_ args: CommandLineArguments, name: String, json: Bool) throws -> ExitCode {
+        let lines = args.options["-n"] ?? args.options["--lines"]
+        if let lines, Int(lines) == nil { throw UsageError("-n needs a number") }
+        return try Commands.logs(
+            name, follow: args.flags.contains("-f") || args.flags.contains("--follow"), lines: lines,
+            run: args.options["--run"], json: json)
     }
 
     /// `taskctl wake TARGET [--id ID] [--payload JSON] [--wait [--events] [--no-follow-retries]]`.

@@ -71,32 +71,7 @@ public enum ToolProcess {
         if !input.isEmpty { FileIO.writeAll(stdinPipe[1], input) }
         close(stdinPipe[1])
         var result = Outcome(status: nil, output: [], errors: [], problem: nil)
-        var open = [outPipe[0], errPipe[0]]
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        let deadline = monotonicMS() + Int64(timeoutMS)
-        var timedOut = false
-        while !open.isEmpty {
-            var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            let left = deadline - monotonicMS()
-            let ready = left <= 0 ? 0 : poll(&fds, nfds_t(fds.count), Int32(clamping: left))
-            if ready < 0 && errno == EINTR { continue }
-            if ready <= 0 {
-                timedOut = true
-                kill(pid, SIGKILL)
-                break
-            }
-            for p in fds where p.revents != 0 {
-                let n = buffer.withUnsafeMutableBytes { read(p.fd, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 {
-                    open.removeAll { $0 == p.fd }
-                } else if p.fd == outPipe[0] {
-                    if result.output.count < limit { result.output += buffer[0..<n] }
-                } else if result.errors.count < limit {
-                    result.errors += buffer[0..<n]
-                }
-            }
-        }
+        let timedOut = collect(out: outPipe[0], err: errPipe[0], into: &result, killing: pid, after: timeoutMS)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         if timedOut {
@@ -107,6 +82,38 @@ public enum ToolProcess {
             result.status = (status >> 8) & 0xff
         }
         return result
+    }
+
+    /// Reads the child's output and errors (each up to `limit`) until both pipes close; kills the
+    /// child (SIGKILL) if that takes more than `timeoutMS`, and then returns true.
+    private static func collect(
+        out: Int32, err: Int32, into result: inout Outcome, killing pid: pid_t, after timeoutMS: Int32
+    ) -> Bool {
+        var open = [out, err]
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        let deadline = monotonicMS() + Int64(timeoutMS)
+        while !open.isEmpty {
+            var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let left = deadline - monotonicMS()
+            let ready = left <= 0 ? 0 : poll(&fds, nfds_t(fds.count), Int32(clamping: left))
+            if ready < 0 && errno == EINTR { continue }
+            if ready <= 0 {
+                kill(pid, SIGKILL)
+                return true
+            }
+            for p in fds where p.revents != 0 {
+                let n = buffer.withUnsafeMutableBytes { read(p.fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 {
+                    open.removeAll { $0 == p.fd }
+                } else if p.fd == out {
+                    if result.output.count < limit { result.output += buffer[0..<n] }
+                } else if result.errors.count < limit {
+                    result.errors += buffer[0..<n]
+                }
+            }
+        }
+        return false
     }
 
     private static func monotonicMS() -> Int64 {

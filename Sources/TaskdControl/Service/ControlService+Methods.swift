@@ -25,16 +25,7 @@ extension ControlService {
             Row(SchedulerInterface.History.self) { p, call, scheduler in
                 call.reply(.init(runs: try scheduler.history(name: p.name, limit: p.limit ?? 20)))
             },
-            Row(SchedulerInterface.Follow.self) { p, call, scheduler in
-                guard call.more else {
-                    return call.reply(
-                        RunsReply(runs: try scheduler.follow(runIDs: p.runIds, watch: nil, followRetries: true)))
-                }
-                let follower = RunFollower(call)
-                let runs = try scheduler.follow(
-                    runIDs: p.runIds, watch: follower.update, followRetries: p.followRetries ?? true)
-                follower.acknowledged(runs)
-            },
+            Row(SchedulerInterface.Follow.self, follow),
             Row(SchedulerInterface.Reload.self) { _, call, scheduler in
                 try scheduler.checkAdmin(call.peer)
                 // Off the loop: it reads files.
@@ -45,15 +36,7 @@ extension ControlService {
             },
             Row(SchedulerInterface.Submit.self) { p, call, scheduler in
                 // Off the loop's turn: the file is written and synced first.
-                Task(executorPreference: EventLoop.shared) {
-                    do {
-                        call.reply(.init(task: try await scheduler.submit(p, peer: call.peer)))
-                    } catch let error as any VarlinkErrorConvertible {
-                        call.fail(error.varlinkError)
-                    } catch {
-                        call.fail(VarlinkError(SchedulerInterface.invalidRequest, ["reason": .string("\(error)")]))
-                    }
-                }
+                Task(executorPreference: EventLoop.shared) { await submit(p, call, scheduler) }
             },
             Row(SchedulerInterface.Pause.self) { p, call, scheduler in
                 let tasks = try scheduler.pause(
@@ -63,15 +46,7 @@ extension ControlService {
             Row(SchedulerInterface.Resume.self) { p, call, scheduler in
                 call.reply(.init(tasks: try scheduler.resume(target: p.target, peer: call.peer)))
             },
-            Row(SchedulerInterface.Why.self) { p, call, scheduler in
-                let (key, reasons) = try scheduler.why(name: p.name)
-                let infos = reasons.map { reason, id in
-                    WhyReasonInfo(
-                        code: reason.code.rawValue, text: reason.text, runId: reason.runID, atUSec: reason.at,
-                        messageId: id?.rawValue)
-                }
-                call.reply(.init(task: key.description, reasons: infos))
-            },
+            Row(SchedulerInterface.Why.self, why),
             Row(SchedulerInterface.Drain.self) { p, call, scheduler in
                 try scheduler.drain(timeout: p.timeoutUSec, peer: call.peer) { drained, runs in
                     call.reply(.init(drained: drained, runs: runs))
@@ -128,6 +103,47 @@ extension ControlService {
                 target: p.target, id: p.id, payload: payload, peer: call.peer, watch: nil, followRetries: true
             ) { runs in call.reply(RunsReply(runs: runs)) }
         }
+    }
+
+    /// Follows runs by id: their states now, and with `more` every later one to their ends.
+    static func follow(
+        _ p: SchedulerInterface.Follow.Parameters, _ call: MethodCall<RunsReply>, _ scheduler: isolated Scheduler
+    ) throws {
+        guard call.more else {
+            return call.reply(RunsReply(runs: try scheduler.follow(runIDs: p.runIds, watch: nil, followRetries: true)))
+        }
+        let follower = RunFollower(call)
+        let runs = try scheduler.follow(
+            runIDs: p.runIds, watch: follower.update, followRetries: p.followRetries ?? true)
+        follower.acknowledged(runs)
+    }
+
+    /// Adds a submitted task once its file is on disk; a refusal is answered with its error.
+    static func submit(
+        _ p: SchedulerInterface.Submit.Parameters, _ call: MethodCall<SchedulerInterface.Submit.Reply>,
+        _ scheduler: Scheduler
+    ) async {
+        do {
+            call.reply(.init(task: try await scheduler.submit(p, peer: call.peer)))
+        } catch let error as any VarlinkErrorConvertible {
+            call.fail(error.varlinkError)
+        } catch {
+            call.fail(VarlinkError(SchedulerInterface.invalidRequest, ["reason": .string("\(error)")]))
+        }
+    }
+
+    /// Why the task is not running, each reason with the journal's MESSAGE_ID for it.
+    static func why(
+        _ p: SchedulerInterface.Why.Parameters, _ call: MethodCall<SchedulerInterface.Why.Reply>,
+        _ scheduler: isolated Scheduler
+    ) throws {
+        let (key, reasons) = try scheduler.why(name: p.name)
+        let infos = reasons.map { reason, id in
+            WhyReasonInfo(
+                code: reason.code.rawValue, text: reason.text, runId: reason.runID, atUSec: reason.at,
+                messageId: id?.rawValue)
+        }
+        call.reply(.init(task: key.description, reasons: infos))
     }
 
     /// Reloads the configuration and answers with what changed.

@@ -64,25 +64,11 @@ package struct EventJournal: Sendable {
                 "\(name): \(trigger.rawValue) trigger skipped: run \(short) is in progress (Overlap=skip)")
             entry.set("TASK_SKIPPED_TRIGGER", trigger.rawValue)
         case .retryWaits(_, let until):
-            let most = TimeSpan(microseconds: until).format(accuracy: 1000)
-            entry = Self.entry(
-                .retryScheduled, 5,
-                "\(name): attempt \(run.attempt + 1) waits for abandoned run \(short) to return, at most \(most); "
-                    + "then it starts anyway")
-            entry.set("TASK_RETRY_ATTEMPT", String(run.attempt + 1))
-            entry.set("TASK_RETRY_WAITS_USEC", String(until))
+            entry = Self.retry(run, name: name, short: short, waits: until, delay: nil)
         case .retryDropped:
-            entry = Self.entry(
-                .retryScheduled, 5, "\(name): attempt \(run.attempt + 1), the retry of run \(short), dropped")
-            entry.set("TASK_RETRY_ATTEMPT", String(run.attempt + 1))
-            entry.set("TASK_RETRY_DROPPED", "1")
+            entry = Self.retry(run, name: name, short: short, waits: nil, delay: nil)
         case .retryScheduled(_, let delay):
-            let after = TimeSpan(microseconds: delay).format(accuracy: 1000)
-            entry = Self.entry(
-                .retryScheduled, 5,
-                "\(name): run \(short) \(run.outcome?.rawValue ?? "failed"); attempt \(run.attempt + 1) in \(after)")
-            entry.set("TASK_RETRY_ATTEMPT", String(run.attempt + 1))
-            entry.set("TASK_RETRY_DELAY_USEC", String(delay))
+            entry = Self.retry(run, name: name, short: short, waits: nil, delay: delay)
         case .cancelling:
             var reason = run.cancelReason?.rawValue ?? "?"
             if !run.lostConditions.isEmpty {
@@ -104,6 +90,33 @@ package struct EventJournal: Sendable {
             entry = Self.entry(.runProgress, 6, "\(name): run \(short) progress: \(parts.joined(separator: ", "))")
         }
         Self.addRunFields(run, to: &entry)
+        return entry
+    }
+
+    /// The entry of a retry that waits, was dropped, or is scheduled.
+    /// The entry of a retry that waits for an abandoned run (`waits`, at most that long), is
+    /// scheduled (`delay`), or neither: dropped.
+    private static func retry(_ run: Run, name: String, short: String, waits: UInt64?, delay: UInt64?) -> LogEntry {
+        var entry: LogEntry
+        if let until = waits {
+            let most = TimeSpan(microseconds: until).format(accuracy: 1000)
+            entry = Self.entry(
+                .retryScheduled, 5,
+                "\(name): attempt \(run.attempt + 1) waits for abandoned run \(short) to return, at most \(most); "
+                    + "then it starts anyway")
+            entry.set("TASK_RETRY_WAITS_USEC", String(until))
+        } else if let delay {
+            let after = TimeSpan(microseconds: delay).format(accuracy: 1000)
+            entry = Self.entry(
+                .retryScheduled, 5,
+                "\(name): run \(short) \(run.outcome?.rawValue ?? "failed"); attempt \(run.attempt + 1) in \(after)")
+            entry.set("TASK_RETRY_DELAY_USEC", String(delay))
+        } else {
+            entry = Self.entry(
+                .retryScheduled, 5, "\(name): attempt \(run.attempt + 1), the retry of run \(short), dropped")
+            entry.set("TASK_RETRY_DROPPED", "1")
+        }
+        entry.set("TASK_RETRY_ATTEMPT", String(run.attempt + 1))
         return entry
     }
 
