@@ -105,31 +105,90 @@ static void reap(void) {
     }
 }
 
-/// A SPAWN request: the message, its strings and descriptors, read whole.
-static void spawn(void) {
+/// Reads the client's next message whole, with up to 8 descriptors passed with it (more are
+/// closed): the buffer (one byte longer, to free), its size and how much was read; NULL if no
+/// whole message could be had (the client is dropped).
+static char *receive_whole(ssize_t *size, ssize_t *got, int fds[8], int *nfds) {
     struct taskd_keeper_message peek;
-    ssize_t size = recv(client, &peek, sizeof peek, MSG_PEEK | MSG_TRUNC);
-    if (size < (ssize_t)sizeof peek) return drop_client();
-    char *buffer = malloc((size_t)size + 1);
-    if (!buffer) return drop_client();
-    struct iovec iov = {buffer, (size_t)size};
+    *size = recv(client, &peek, sizeof peek, MSG_PEEK | MSG_TRUNC);
+    if (*size < (ssize_t)sizeof peek) {
+        drop_client();
+        return NULL;
+    }
+    char *buffer = malloc((size_t)*size + 1);
+    if (!buffer) {
+        drop_client();
+        return NULL;
+    }
+    struct iovec iov = {buffer, (size_t)*size};
     union {
         char data[CMSG_SPACE(sizeof(int) * 8)];
         struct cmsghdr align;
     } control;
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.data,
                          .msg_controllen = sizeof control.data};
-    ssize_t n = recvmsg(client, &msg, MSG_CMSG_CLOEXEC);
-    int fds[8], nfds = 0;
+    *got = recvmsg(client, &msg, MSG_CMSG_CLOEXEC);
+    *nfds = 0;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
         int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
         for (int i = 0; i < count; i++) {
             int fd = ((int *)CMSG_DATA(c))[i];
-            if (nfds < 8) fds[nfds++] = fd;
+            if (*nfds < 8) fds[(*nfds)++] = fd;
             else close(fd);
         }
     }
+    return buffer;
+}
+
+/// Spawns the command a SPAWN message `m` describes (its strings already split out) and keeps
+/// it as a run, taking its three read ends out of `fds`; the reply to send.
+static struct taskd_keeper_message start_run(const struct taskd_keeper_message *m, const char *path, char **argv,
+                                             char **envp, const char *cwd, gid_t *groups, int fds[8], int nfds,
+                                             const char *snapshot, size_t snapshot_length) {
+    struct taskd_keeper_message reply = {.type = TASKD_KEEPER_FAILED, .step = TASKD_STEP_FDS, .error = EPROTO};
+    if (run_count == run_capacity) {
+        size_t capacity = run_capacity ? run_capacity * 2 : 16;
+        struct run *grown = realloc(runs, capacity * sizeof *runs);
+        if (!grown) return reply;
+        runs = grown;
+        run_capacity = capacity;
+    }
+    struct taskd_exec_identity id = {
+        .set_groups = m->set_groups, .groups = groups, .ngroups = m->ngroups,
+        .set_gid = m->set_gid, .gid = m->gid, .set_uid = m->set_uid, .uid = m->uid,
+        .set_umask = m->set_umask, .umask = m->umask, .set_nice = m->set_nice, .nice = m->nice,
+        .set_cgroup = nfds == 8, .cgroup_fd = nfds == 8 ? fds[7] : -1};
+    int step = 0;
+    pid_t pid = taskd_spawn_as(path, argv, envp, fds[0], fds[1], fds[2], fds[3], cwd, &id, &step);
+    if (pid <= 0) {
+        reply.step = step;
+        reply.error = errno;
+        return reply;
+    }
+    struct run *r = &runs[run_count++];
+    memset(r, 0, sizeof *r);
+    r->pid = pid;
+    memcpy(r->run_id, m->run_id, sizeof r->run_id);
+    r->run_id[sizeof r->run_id - 1] = 0;
+    for (int k = 0; k < 3; k++) {
+        r->fds[k] = fds[4 + k];
+        fds[4 + k] = -1;
+    }
+    r->snapshot = snapshot_length ? malloc(snapshot_length) : NULL;
+    if (r->snapshot) {
+        memcpy(r->snapshot, snapshot, snapshot_length);
+        r->snapshot_length = snapshot_length;
+    }
+    return (struct taskd_keeper_message){.type = TASKD_KEEPER_SPAWNED, .pid = pid};
+}
+
+/// A SPAWN request: the message, its strings and descriptors, read whole.
+static void spawn(void) {
+    ssize_t size, n;
+    int fds[8], nfds;
+    char *buffer = receive_whole(&size, &n, fds, &nfds);
+    if (!buffer) return;
     struct taskd_keeper_message m;
     memcpy(&m, buffer, sizeof m);
     struct taskd_keeper_message reply = {.type = TASKD_KEEPER_FAILED, .step = TASKD_STEP_FDS, .error = EPROTO};
@@ -159,48 +218,9 @@ static void spawn(void) {
             envp[i] = complete ? p : NULL;
             if (complete) p += strlen(p) + 1;
         }
-        const char *snapshot = p;
         size_t snapshot_length =
             m.status > 0 && complete && p <= end && (size_t)(end - p) >= (size_t)m.status ? (size_t)m.status : 0;
-        if (complete && run_count == run_capacity) {
-            size_t capacity = run_capacity ? run_capacity * 2 : 16;
-            struct run *grown = realloc(runs, capacity * sizeof *runs);
-            if (grown) {
-                runs = grown;
-                run_capacity = capacity;
-            } else {
-                complete = 0;
-            }
-        }
-        if (complete) {
-            struct taskd_exec_identity id = {
-                .set_groups = m.set_groups, .groups = groups, .ngroups = m.ngroups,
-                .set_gid = m.set_gid, .gid = m.gid, .set_uid = m.set_uid, .uid = m.uid,
-                .set_umask = m.set_umask, .umask = m.umask, .set_nice = m.set_nice, .nice = m.nice,
-                .set_cgroup = nfds == 8, .cgroup_fd = nfds == 8 ? fds[7] : -1};
-            int step = 0;
-            pid_t pid = taskd_spawn_as(path, argv, envp, fds[0], fds[1], fds[2], fds[3], cwd, &id, &step);
-            if (pid > 0) {
-                struct run *r = &runs[run_count++];
-                memset(r, 0, sizeof *r);
-                r->pid = pid;
-                memcpy(r->run_id, m.run_id, sizeof r->run_id);
-                r->run_id[sizeof r->run_id - 1] = 0;
-                for (int k = 0; k < 3; k++) {
-                    r->fds[k] = fds[4 + k];
-                    fds[4 + k] = -1;
-                }
-                r->snapshot = snapshot_length ? malloc(snapshot_length) : NULL;
-                if (r->snapshot) {
-                    memcpy(r->snapshot, snapshot, snapshot_length);
-                    r->snapshot_length = snapshot_length;
-                }
-                reply = (struct taskd_keeper_message){.type = TASKD_KEEPER_SPAWNED, .pid = pid};
-            } else {
-                reply.step = step;
-                reply.error = errno;
-            }
-        }
+        if (complete) reply = start_run(&m, path, argv, envp, cwd, groups, fds, nfds, p, snapshot_length);
     }
     for (int i = 0; i < nfds; i++)
         if (fds[i] >= 0) close(fds[i]);
