@@ -75,6 +75,20 @@ def test_submit_in_2s_runs_as_its_submitter_after_a_restart_then_is_removed(open
     assert any("submitted by uid 65534" in n for n in notes) and any("spent" in n for n in notes), notes
 
 
+def test_a_submit_with_no_time_runs_now_then_is_removed(open_daemon, shared):
+    # "Once, now": its instant passes while its file is written and synced, before taskd adds the
+    # task; it runs at once all the same, as a timer elapse, not at the next start of taskd.
+    d = open_daemon()
+    out = os.path.join(shared, "now.out")
+    submitted = d.taskctl("submit", "--name", "now", "--", "/bin/touch", out)
+    assert submitted.returncode == 0, submitted.stderr
+    wait_for(lambda: os.path.exists(out), timeout=10, what="the command to run")
+    started = wait_for(lambda: journal(MESSAGE_ID="8605484d98ae4477a29493037f9e10ec", TASK="now"),
+                       what="the run's start")
+    assert started[0]["TASK_TRIGGER"] == "timer"
+    wait_for(lambda: "now" not in names(d), what="the spent task to go")
+
+
 def test_a_time_that_passes_while_taskd_is_down_runs_when_it_starts(open_daemon, shared):
     d = open_daemon()
     out = os.path.join(shared, "late.out")
@@ -110,8 +124,11 @@ def test_who_may_submit_and_as_whom(open_daemon, shared):
 def test_bad_requests_say_what_is_wrong(open_daemon):
     d = open_daemon()
     for args, said in [(["-p", "RuntimeBudgetSec=soon", "--", "/bin/true"], "RuntimeBudgetSec"),
-                       (["-p", "OnSuccess=fetch", "--", "/bin/true"], "not for a submitted task"),
-                       (["--calendar", "daily", "--in", "5s", "--", "/bin/true"], "give one of"),
+                       (["-p", "OnSuccess=fetch", "--", "/bin/true"], "ties tasks together"),
+                       (["-p", "ExecStart=/bin/false", "--", "/bin/true"], "not for a submitted task"),
+                       (["--calendar", "daily", "--in", "5s", "--", "/bin/true"], "give only one of"),
+                       (["--budget", "soon", "--", "/bin/true"], "--budget needs a time span"),
+                       (["--name", "bad name!", "--", "/bin/true"], "--name: must be 1 to 64 letters"),
                        (["--at", "tomorrowish", "--", "/bin/true"], "--at 'tomorrowish'"),
                        (["--at", "2001-01-01 00:00", "--", "/bin/true"], "ago: give a time to come"),
                        ([], "needs a command")]:

@@ -32,9 +32,8 @@ extension Daemon {
             throw DaemonError.invalidRequest("\(key) exists: give another name, or cancel it first")
         }
         // Once: at the time given, or now (a time past is now too); else on the calendar.
-        let calendar =
-            p.calendar
-            ?? Timestamp.calendarExpression(max(p.atUSec ?? now.realtime &+ (p.inUSec ?? 0), now.realtime + 1))
+        let once = max(p.atUSec ?? now.realtime &+ (p.inUSec ?? 0), now.realtime + 1)
+        let calendar = p.calendar ?? Timestamp.calendarExpression(once)
         let header = [
             "Submitted by uid \(peer.uid) (pid \(peer.pid)) at \(Timestamp.format(now.realtime, utc: true)).",
             "taskd removes this file once the task is spent or cancelled.",
@@ -69,7 +68,10 @@ extension Daemon {
             _ = await Thread.run { folder.remove(name) }
             throw DaemonError.shuttingDown
         }
-        perform(apply(scheduler.tasks.values.map(\.definition) + [definition]).1)
+        let (_, actions) = apply(scheduler.tasks.values.map(\.definition) + [definition])
+        // Writing the file took time: a time that passed meanwhile ("now" is always one) is due at once.
+        if p.calendar == nil { scheduler.armCalendar(key, after: once - 1, at: clock.now()) }
+        perform(actions)
         journal.daemon(
             .taskSubmitted, 6, "\(key) submitted by uid \(peer.uid): \(p.command.joined(separator: " ")), \(calendar)",
             [("TASK", name), ("TASK_KIND", key.kind), ("TASKD_SUBMITTER_UID", String(peer.uid))])
