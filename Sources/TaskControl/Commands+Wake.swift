@@ -110,7 +110,9 @@ extension Commands {
             case .coalesced:
                 return "\(head) already \(run.state.rawValue) (trigger \(run.trigger.rawValue)); this wake joined it"
             case .overflow: return "\(head) queued; the queue is full, so this wake joined the last queued run"
-            case .queued: return "\(head) queued behind the run in progress (Overlap=queue, or allow at MaxInstances=)"
+            case .queued:
+                return
+                    "\(head) queued behind the run in progress (Overlap=queue, allow at MaxInstances=, or a payload unlike that run's)"
             case .started where run.waitingFor != nil:
                 return "\(head) waiting: \(run.waitingFor!) (trigger \(run.trigger.rawValue))"
             case .started, .refused, .skipped, .paused:

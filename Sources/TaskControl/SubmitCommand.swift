@@ -54,7 +54,7 @@ enum SubmitCommand {
             throw UsageError("submit needs a command: taskctl submit [options] -- COMMAND")
         }
         let times = ["--at", "--in", "--calendar"].filter { args.options[$0] != nil }
-        guard times.count <= 1 else { throw UsageError("give one of \(times.joined(separator: ", "))") }
+        guard times.count <= 1 else { throw UsageError("give only one of \(times.joined(separator: ", "))") }
         var parameters = SchedulerInterface.Submit.Parameters(command: args.positional, name: args.options["--name"])
         if let text = args.options["--at"] { parameters.atUSec = try at(text, now: now) }
         if let text = args.options["--in"] {
@@ -72,11 +72,23 @@ enum SubmitCommand {
             parameters.calendar = text
         }
         var properties = (args.repeated["-p"] ?? []) + (args.repeated["--property"] ?? [])
-        if let budget = args.options["--budget"] { properties.insert("RuntimeBudgetSec=\(budget)", at: 0) }
+        if let budget = args.options["--budget"] {
+            guard let span = try? TimeSpan(parsing: budget), !span.isInfinite, span.microseconds > 0 else {
+                throw UsageError("--budget needs a time span above 0, such as 30s or 2h")
+            }
+            properties.insert("RuntimeBudgetSec=\(budget)", at: 0)
+        }
         for property in properties where !property.contains("=") {
             throw UsageError("-p '\(property)' is not KEY=VALUE")
         }
         parameters.properties = properties.isEmpty ? nil : properties
+        // What taskd would refuse with only the parameter's name (Varlink's InvalidParameter), said here.
+        do throws(ParameterError) {
+            try parameters.validate()
+        } catch {
+            let option = ["name": "--name", "command": "the command"][error.name] ?? error.name
+            throw UsageError("\(option): \(error.reason)")
+        }
         return parameters
     }
 

@@ -25,7 +25,7 @@ public enum Taskctl {
           metrics             every task's metrics, in the OpenMetrics text format
           fleet               the fleet's hosts and the claims they hold in etcd (Fleet=)
           status NAME         one task: its run in progress, last run, schedule
-          history NAME [-n N] the task's last runs, newest first
+          history NAME [-n N] the task's last runs, the last to end first
           cancel TARGET|RUNID cancel one run, or the run in progress, queued runs and pending
                               retry of every task TARGET names (a submitted task is withdrawn)
           submit [--at TIME | --in SPAN | --calendar EXPR] [--budget SPAN] [-p KEY=VALUE]... -- COMMAND...
@@ -181,7 +181,7 @@ public enum Taskctl {
         "history": """
         Usage: taskctl history NAME [-n N] [--json]
 
-        The task's last runs (kept in the state folder, History= of them), newest first: when each
+        The task's last runs (kept in the state folder, History= of them), the last to end first: when each
         started, its trigger, attempt, outcome, duration, and how long it waited to start.
           -n N      show at most N runs (default 20)
         """,

@@ -10,8 +10,10 @@ public enum SubmittedTaskFile {
     /// they tie the task to others (chains, `After=`), which a transient task does not.
     static let reserved: Set<String> = [
         "Kind", "Identifier", "ExecStart", "OnCalendar", "OnStartupSec", "OnUnitActiveSec",
-        "OnUnitInactiveSec", "OnSuccess", "OnFailure", "OnOverdue", "After", "Fleet",
+        "OnUnitInactiveSec",
     ]
+    /// Keys that tie a task to others; a submitted task stands alone.
+    static let tying: Set<String> = ["OnSuccess", "OnFailure", "OnOverdue", "After", "Fleet"]
 
     /// The file's text: `header` as comments, the command, `calendar` (with `Persistent=yes` when
     /// `once`: a time passed while taskd was down runs at its start), the identity, `WakeUsers=`
@@ -34,6 +36,9 @@ public enum SubmittedTaskFile {
             let key = String(property.prefix { $0 != "=" })
             let at = SourceLocation(file: "property", line: index + 1)
             guard !property.contains("\n") else { throw ConfigDiagnostic(at, key: key, "must be one line") }
+            guard !tying.contains(key) else {
+                throw ConfigDiagnostic(at, key: key, "ties tasks together; a submitted task stands alone")
+            }
             guard !reserved.contains(key) else {
                 throw ConfigDiagnostic(at, key: key, "not for a submitted task (its command and time are given apart)")
             }

@@ -120,7 +120,7 @@ public enum SchedulerInterface {
           retryDueUSec: ?int,
           # The last run that is the task's own result (never a stale one).
           last: ?RunInfo,
-          # The last five runs, newest first.
+          # The last five runs, the last to end first.
           recent: []RunInfo,
           # When a timer of the task elapses next.
           nextElapseUSec: ?int,
@@ -166,7 +166,7 @@ public enum SchedulerInterface {
         # an upgrade in place closed its connection. NoSuchRun if an id names no run taskd knows.
         method Follow(runIds: []string, followRetries: ?bool) -> (runs: []RunInfo)
 
-        # The task's last runs, newest first (at most limit, default 20; History= sets how many are kept).
+        # The task's last runs, the last to end first (at most limit, default 20; History= sets how many are kept).
         method History(name: string, limit: ?int) -> (runs: []RunInfo)
 
         # Cancels one run (target is its runId), or the run in progress, the queued runs and the pending

@@ -19,7 +19,7 @@ public struct TaskInfo: Hashable, Sendable, JSONValueConvertible {
     public var retryDueUSec: UInt64?
     /// The last run that is the task's own result (never a stale one).
     public var last: RunInfo?
-    /// The last few runs, newest first.
+    /// The last few runs, the last to end first.
     public var recent: [RunInfo]
     public var nextElapseUSec: UInt64?
     public var lastTriggerUSec: UInt64?

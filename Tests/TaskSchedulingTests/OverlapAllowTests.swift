@@ -30,6 +30,8 @@ struct OverlapAllowTests {
         #expect(a.disposition == .started && b.disposition == .started && c.disposition == .queued)
         #expect(running(s) == [a.run.id, b.run.id])
         #expect(s.runs[b.run.id]?.phase == .running && s.runs[c.run.id]?.phase == .queued)
+        let why = s.explain(a.run.key, at: clock.at(seconds: 2)).first { $0.code == .queuedBehind }
+        #expect(why?.text.hasSuffix("(Overlap=allow, at MaxInstances=2)") == true, "\(String(describing: why))")
         // The first ends: the second becomes the current run, the queued one starts beside it.
         let end = s.handlerEnded(runID: a.run.id, termination: .exited(0), at: clock.at(seconds: 5))
         #expect(end.trace == ["ended:completed", "settle:a", "start", "started"])

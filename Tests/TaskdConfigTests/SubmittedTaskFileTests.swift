@@ -37,8 +37,9 @@ struct SubmittedTaskFileTests {
     @Test("keys a request may not give, and keys no task file has, are refused by name")
     func refused() {
         for (property, reason) in [
-            ("ExecStart=/bin/evil", "not for a submitted task"), ("OnSuccess=fetch", "not for a submitted task"),
-            ("Kind=processing", "not for a submitted task"), ("NoSuchKey=1", "not a task-file key"),
+            ("ExecStart=/bin/evil", "not for a submitted task"), ("OnSuccess=fetch", "stands alone"),
+            ("After=fetch", "stands alone"), ("Kind=processing", "not for a submitted task"),
+            ("NoSuchKey=1", "not a task-file key"),
         ] {
             let error = #expect(throws: ConfigDiagnostic.self) {
                 try Self.compose(["/bin/true"], properties: [property])

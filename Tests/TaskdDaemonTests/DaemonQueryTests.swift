@@ -78,7 +78,7 @@ struct DaemonQueryTests {
         await #expect(throws: TargetError.self) { _ = try await f.status("nope") }
     }
 
-    @Test("history gives the last runs newest first, at most the limit, and keeps History= of them")
+    @Test("history gives the last runs, the last to end first, at most the limit, and keeps History= of them")
     func history() async throws {
         let f = await F([F.task("fetch") { $0.historySize = 3 }])
         var ids: [String] = []

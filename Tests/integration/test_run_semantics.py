@@ -229,7 +229,7 @@ def test_history_keeps_the_last_runs_newest_first_on_disk(daemon_factory):
     text = d.taskctl("history", "h").stdout
     assert text.splitlines()[0].split() == ["STARTED", "RUN", "TRIGGER", "ATTEMPT", "OUTCOME", "DURATION", "WAITED",
                                             "DETAILS"]
-    assert "3 run(s), newest first." in text
+    assert "3 run(s), the last to end first." in text
     # It survives a restart.
     d.stop()
     d.start()

@@ -113,10 +113,15 @@ extension Scheduler {
                         + "(MaxConcurrentRuns=), \(position) run(s) ahead of it", runID: id))
         }
         if !state.queue.isEmpty {
+            let why =
+                switch state.definition.overlap {
+                case .queue: "Overlap=queue"
+                case .allow: "Overlap=allow, at MaxInstances=\(state.definition.maxInstances)"
+                default: "their payloads differ from the run's"
+                }
             reasons.append(
                 WhyReason(
-                    .queuedBehind, "\(state.queue.count) run(s) queued behind run \(id.prefix(8)) (Overlap=queue)",
-                    runID: id))
+                    .queuedBehind, "\(state.queue.count) run(s) queued behind run \(id.prefix(8)) (\(why))", runID: id))
         }
         switch state.definition.overlap {
         case .coalesce:

@@ -178,7 +178,7 @@ extension Daemon {
         return info(for: key, now: clock.now())
     }
 
-    /// The task's last `limit` runs, newest first.
+    /// The task's last `limit` runs, the last to end first.
     package func history(name: String, limit: Int) throws -> [RunInfo] {
         let key = try scheduler.resolver.resolveOne(name)
         return Array((history.records[key]?.history ?? []).suffix(limit).reversed())

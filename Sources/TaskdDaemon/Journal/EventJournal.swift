@@ -42,7 +42,10 @@ package struct EventJournal: Sendable {
             entry = Self.entry(.runQueued, 6, "\(name): run \(short) waits for a free slot (MaxConcurrentRuns=)")
             entry.set("TASK_QUEUE", "slot")
         case .queued:
-            entry = Self.entry(.runQueued, 6, "\(name): run \(short) queued behind the run in progress (Overlap=queue)")
+            entry = Self.entry(
+                .runQueued, 6,
+                "\(name): run \(short) queued behind the run in progress (Overlap=queue, allow at MaxInstances=, or a payload unlike that run's)"
+            )
             entry.set("TASK_QUEUE", "task")
         case .coalesced(_, let trigger):
             entry = Self.entry(.coalesced, 6, "\(name): \(trigger.rawValue) trigger coalesced into run \(short)")

@@ -1,5 +1,5 @@
 extension SchedulerInterface {
-    /// `History(name, limit?) -> (runs)`: the task's last runs, newest first.
+    /// `History(name, limit?) -> (runs)`: the task's last runs, the last to end first.
     public enum History: VarlinkMethod {
         public static let name = SchedulerInterface.name + ".History"
         public typealias Reply = RunsReply
