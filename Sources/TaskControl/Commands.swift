@@ -310,8 +310,9 @@ enum Commands {
             Terminal.out("\(target): \(submitted ? "withdrawn; no run was in progress" : "nothing to cancel")")
         } else {
             cancelled.forEach { Terminal.out("\($0.task): run \($0.runId) \($0.state.rawValue)") }
-            // A submitted task does not run again once cancelled: it is withdrawn with its run.
-            let withdrawn = Set(cancelled.filter { $0.kind == TaskKind.submitted }.map(\.task))
+            // A submitted task the target names does not run again: it is withdrawn with its runs.
+            let byRunID = cancelled.contains { $0.runId == target }
+            let withdrawn = byRunID ? [] : Set(cancelled.filter { $0.kind == TaskKind.submitted }.map(\.task))
             withdrawn.sorted().forEach { Terminal.out("submitted:\($0): withdrawn") }
         }
         return .success

@@ -166,4 +166,23 @@ struct DaemonSubmitTests {
         await f.end(run.id, .signaled(15))
         #expect(f.entries(.runCancelled).contains { $0["TASK"] == "long" && $0["TASK_KIND"] == "submitted" })
     }
+
+    @Test("cancelling one run of a calendar task by its id cancels that run; the task stays")
+    func cancelByRunID() async throws {
+        let f = await Self.daemon()
+        _ = try await f.daemon.submit(
+            Submit(command: ["/bin/sleep", "60"], name: "every", calendar: "*:*:0/10", properties: ["Overlap=queue"]),
+            peer: F.root)
+        await f.advance(by: .seconds(10))
+        let running = try #require(f.started("every").first)
+        await f.advance(by: .seconds(10))
+        // The second elapse waits behind the first run: cancelled by its id, it is gone at once.
+        let queued = try #require(try await f.status("submitted:every").queue.first)
+        let cancelled = try await f.onLoop { try $0.cancel(target: queued.runId, peer: F.root) }
+        #expect(cancelled.map(\.runId) == [queued.runId])
+        #expect(try await f.status("submitted:every").nextElapseUSec != nil)
+        _ = try await f.onLoop { try $0.cancel(target: running.id, peer: F.root) }
+        await f.end(running.id, .signaled(15))
+        #expect(try await f.status("submitted:every").nextElapseUSec != nil)
+    }
 }

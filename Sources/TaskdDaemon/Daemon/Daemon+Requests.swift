@@ -128,12 +128,14 @@ extension Daemon {
 
     /// Cancels a run by id, or every run, queued run and retry of the tasks the target names.
     package func cancel(target: String, peer: PeerCredentials) throws -> [RunInfo] {
+        let byRunID = scheduler.runs[target] != nil
         let keys = try scheduler.runs[target].map { [$0.key] } ?? scheduler.resolver.resolve(target)
         try checkWake(peer, keys)
         let (runs, actions) = try scheduler.cancel(target: target, reason: .requested, at: clock.now())
         perform(actions)
-        // A submitted task the target names is withdrawn: it does not run again.
-        if scheduler.runs[target] == nil { withdraw(Set(keys), reason: "cancelled by uid \(peer.uid)") }
+        // A submitted task the target names is withdrawn: it does not run again. A run named by its
+        // id is only that run (a spent task goes once it ends, as any).
+        if !byRunID { withdraw(Set(keys), reason: "cancelled by uid \(peer.uid)") }
         return runs.map { run in scheduler.runs[run.id].map { RunInfo($0) } ?? latest(run, disposition: .started) }
     }
 
