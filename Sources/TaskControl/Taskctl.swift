@@ -252,7 +252,7 @@ public enum Taskctl {
             return .success
         case "pause":
             try args.check(allowed: ["--until", "--note"])
-            return try pause(args, target: try one("TARGET"), json: json)
+            return try pause(args, json: json)
         case "resume":
             try args.check(allowed: [])
             return try Commands.resume(try one("TARGET"), json: json, socket: socket(args))
@@ -283,7 +283,7 @@ public enum Taskctl {
             return try SubmitCommand.run(args, json: json, socket: socket(args))
         case "history":
             try args.check(allowed: ["-n", "--lines"])
-            return try history(args, name: try one("NAME"), json: json)
+            return try history(args, json: json)
         case "reload":
             try args.check(allowed: [])
             guard args.positional.isEmpty else { throw UsageError("reload takes no arguments") }
@@ -298,21 +298,23 @@ public enum Taskctl {
             return try TimespanCommand.run(args.positional, json: json)
         case "logs":
             try args.check(allowed: ["-f", "--follow", "-n", "--lines", "--run"])
-            return try logs(args, name: try one("NAME"), json: json)
+            return try logs(args, json: json)
         default:
             throw UsageError("unknown command '\(command)'")
         }
     }
 
     /// `taskctl pause TARGET [--until SPAN] [--note TEXT]`.
-    static func pause(_ args: CommandLineArguments, target: String, json: Bool) throws -> ExitCode {
+    static func pause(_ args: CommandLineArguments, json: Bool) throws -> ExitCode {
         let until = try args.options["--until"].map { text throws(UsageError) -> UInt64 in
             guard let span = try? TimeSpan(parsing: text), !span.isInfinite, span.microseconds > 0 else {
                 throw UsageError("--until needs a time span above 0, such as 30min or 2h")
             }
             return Terminal.nowUSec() + span.microseconds
         }
-        return try Commands.pause(target, until: until, note: args.options["--note"], json: json, socket: socket(args))
+        return try Commands.pause(
+            try args.one("TARGET", for: "pause"), until: until, note: args.options["--note"], json: json,
+            socket: socket(args))
     }
 
     /// `taskctl drain [--timeout SPAN]` or `taskctl drain --end`.
@@ -333,21 +335,23 @@ public enum Taskctl {
     }
 
     /// `taskctl history NAME [-n N]`.
-    static func history(_ args: CommandLineArguments, name: String, json: Bool) throws -> ExitCode {
+    static func history(_ args: CommandLineArguments, json: Bool) throws -> ExitCode {
         let text = args.options["-n"] ?? args.options["--lines"]
         let limit = try text.map { text throws(UsageError) -> Int in
             guard let n = Int(text), n > 0 else { throw UsageError("-n needs a number above 0") }
             return n
         }
-        return try Commands.history(name, limit: limit, json: json, socket: socket(args))
+        return try Commands.history(
+            try args.one("NAME", for: "history"), limit: limit, json: json, socket: socket(args))
     }
 
     /// `taskctl logs NAME [-f] [-n N] [--run ID]`.
-    static func logs(_ args: CommandLineArguments, name: String, json: Bool) throws -> ExitCode {
+    static func logs(_ args: CommandLineArguments, json: Bool) throws -> ExitCode {
         let lines = args.options["-n"] ?? args.options["--lines"]
         if let lines, Int(lines) == nil { throw UsageError("-n needs a number") }
         return try Commands.logs(
-            name, follow: args.flags.contains("-f") || args.flags.contains("--follow"), lines: lines,
+            try args.one("NAME", for: "logs"), follow: args.flags.contains("-f") || args.flags.contains("--follow"),
+            lines: lines,
             run: args.options["--run"], json: json)
     }
 

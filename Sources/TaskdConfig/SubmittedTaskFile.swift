@@ -37,7 +37,8 @@ public enum SubmittedTaskFile {
             let at = SourceLocation(file: "property", line: index + 1)
             guard !property.contains("\n") else { throw ConfigDiagnostic(at, key: key, "must be one line") }
             guard !tying.contains(key) else {
-                throw ConfigDiagnostic(at, key: key, "ties tasks together; a submitted task stands alone")
+                throw ConfigDiagnostic(
+                    at, key: key, "ties the task to other tasks or hosts; a submitted task stands alone")
             }
             guard !reserved.contains(key) else {
                 throw ConfigDiagnostic(at, key: key, "not for a submitted task (its command and time are given apart)")

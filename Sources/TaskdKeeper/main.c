@@ -129,6 +129,7 @@ static char *receive_whole(ssize_t *size, ssize_t *got, int fds[8], int *nfds) {
                          .msg_controllen = sizeof control.data};
     *got = recvmsg(client, &msg, MSG_CMSG_CLOEXEC);
     *nfds = 0;
+    if (*got < 0) return buffer;  // no control data to walk: the caller sees the short read
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
         int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));

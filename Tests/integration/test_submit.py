@@ -124,7 +124,7 @@ def test_who_may_submit_and_as_whom(open_daemon, shared):
 def test_bad_requests_say_what_is_wrong(open_daemon):
     d = open_daemon()
     for args, said in [(["-p", "RuntimeBudgetSec=soon", "--", "/bin/true"], "RuntimeBudgetSec"),
-                       (["-p", "OnSuccess=fetch", "--", "/bin/true"], "ties tasks together"),
+                       (["-p", "OnSuccess=fetch", "--", "/bin/true"], "stands alone"),
                        (["-p", "ExecStart=/bin/false", "--", "/bin/true"], "not for a submitted task"),
                        (["--calendar", "daily", "--in", "5s", "--", "/bin/true"], "give only one of"),
                        (["--budget", "soon", "--", "/bin/true"], "--budget needs a time span"),
