@@ -46,4 +46,31 @@ struct TaskActivityTests {
         one.activity.randomDelay = 7
         #expect(one.randomDelay == 7 && two.randomDelay == 0)
     }
+
+    @Test("isIdle is false as soon as any one field leaves its default, and names every field")
+    func isIdleSeesEveryField() {
+        let run = Run(
+            id: "r1", key: TaskKey(kind: "appRefresh", identifier: "a"), trigger: .wake, attempt: 1, queued: start,
+            budget: .seconds(1), cancelGrace: .seconds(1), inProcess: false)
+        let retry = PendingRetry(due: 1, attempt: 2, wakeID: nil, payload: nil, records: [], failedRunID: "r1")
+        let changes: [(String, (inout TaskActivity) -> Void)] = [
+            ("currentRunID", { $0.currentRunID = "r1" }), ("queue", { $0.queue = ["r1"] }),
+            ("instances", { $0.instances = ["r1"] }), ("retry", { $0.retry = retry }),
+            ("lastRun", { $0.lastRun = run }), ("pendingStartup", { $0.pendingStartup = [1] }),
+            ("lastActivation", { $0.lastActivation = 1 }), ("lastDeactivation", { $0.lastDeactivation = 1 }),
+            ("randomDelay", { $0.randomDelay = 1 }), ("lastTrigger", { $0.lastTrigger = start }),
+            ("requestedRealtime", { $0.requestedRealtime = 1 }), ("requestedMonotonic", { $0.requestedMonotonic = 1 }),
+            ("catchUp", { $0.catchUp = [1] }), ("resumeAt", { $0.resumeAt = 1 }),
+            ("calendarMemo", { $0.calendarMemo = [CalendarMemo(after: 1, next: nil)] }),
+        ]
+        #expect(TaskActivity.idle.isIdle)
+        let fields = Mirror(reflecting: TaskActivity.idle).children.compactMap(\.label)
+        #expect(Set(fields) == Set(changes.map(\.0)), "a new field of TaskActivity belongs in isIdle and here")
+        for (name, change) in changes {
+            var activity = TaskActivity.idle
+            change(&activity)
+            #expect(!activity.isIdle, "\(name) set")
+            #expect(activity != .idle, "\(name) set")
+        }
+    }
 }

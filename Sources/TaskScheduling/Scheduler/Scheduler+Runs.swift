@@ -289,7 +289,8 @@ extension Scheduler {
         run.ended = now
         run.outcome = Self.outcome(of: run)
         if case .cancelling = run.phase, run.started != nil { run.partial = termination?.isSuccess ?? false }
-        var actions: [SchedulerAction] = [.report(.ended(run))]
+        var actions = SchedulerAction.batch()
+        actions.append(.report(.ended(run)))
         if run.started != nil {
             if run.blocksSleep { runsBlockingSleep -= 1 } else { runsDelayingSleep -= 1 }
             tasks[run.key]?.lastDeactivation = now.monotonic

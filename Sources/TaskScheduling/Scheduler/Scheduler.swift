@@ -131,7 +131,7 @@ public struct Scheduler: Sendable {
         target: String, wakeID: String? = nil, payload: String? = nil, at now: ClockReading
     ) throws(TargetError) -> (runs: [WakeResult], actions: [SchedulerAction]) {
         var results: [WakeResult] = []
-        var actions: [SchedulerAction] = []
+        var actions = SchedulerAction.batch()
         for key in try resolver.resolve(target) {
             let request = TriggerRequest(trigger: .wake, wakeID: wakeID, payload: payload)
             if let result = trigger(key, request, at: now, actions: &actions) { results.append(result) }
@@ -146,7 +146,7 @@ public struct Scheduler: Sendable {
         key: TaskKey, wakeID: String? = nil, payload: String? = nil, record: String? = nil,
         acknowledged: UInt64? = nil, at now: ClockReading
     ) -> (result: WakeResult?, actions: [SchedulerAction]) {
-        var actions: [SchedulerAction] = []
+        var actions = SchedulerAction.batch()
         let request = TriggerRequest(
             trigger: .wake, wakeID: wakeID, payload: payload, records: record.map { [$0] } ?? [],
             scheduled: acknowledged)
@@ -160,7 +160,7 @@ public struct Scheduler: Sendable {
         _ wakes: [(key: TaskKey, record: String?)], wakeID: String? = nil, payload: String? = nil,
         acknowledged: UInt64? = nil, at now: ClockReading
     ) -> (results: [WakeResult], actions: [SchedulerAction]) {
-        var actions: [SchedulerAction] = []
+        var actions = SchedulerAction.batch()
         let requests = wakes.map { wake in
             (
                 wake.key,
@@ -260,7 +260,7 @@ public struct Scheduler: Sendable {
     /// `rearmFired(at:)`, which must follow before the schedule is read (`nextDeadline`, `tasks`).
     public mutating func fire(at now: ClockReading) -> [SchedulerAction] {
         rearmFired(at: now)  // a previous `fire` whose re-arming was left out
-        var actions: [SchedulerAction] = []
+        var actions = SchedulerAction.batch()
         for id in runs.keys.sorted() { passTime(id, at: now, actions: &actions) }
         // A run that waited its MaxDeferSec= for its conditions gives up.
         for id in deferred where deferUntil[id].map({ $0 <= now.monotonic }) == true {
@@ -335,15 +335,17 @@ public struct Scheduler: Sendable {
     public mutating func handlerEnded(
         runID: String, termination: Termination, result: String? = nil, usage: RunUsage? = nil, at now: ClockReading
     ) -> [SchedulerAction] {
-        if runs[runID] == nil, abandoned.removeValue(forKey: runID) != nil {
+        // Found once, changed in place: `runs[runID] == nil` copies the run to compare it.
+        guard let place = runs.index(forKey: runID) else {
+            guard abandoned.removeValue(forKey: runID) != nil else { return endBatch([]) }
             // An abandoned attempt returned at last: its retry, waiting for it, may start now.
             for key in tasks.keys where tasks[key]!.retry?.failedRunID == runID {
                 tasks[key]!.retry!.due = min(tasks[key]!.retry!.due, now.monotonic)
             }
             return []
         }
-        if let result { runs[runID]?.result = result }
-        runs[runID]?.usage = usage
+        if let result { runs.values[place].result = result }
+        runs.values[place].usage = usage
         return endBatch(finish(runID, termination: termination, at: now))
     }
 

@@ -22,4 +22,12 @@ public enum SchedulerAction: Hashable, Sendable {
     case inhibit(SleepInhibitor)
     /// Release this inhibitor lock.
     case release(SleepInhibitor)
+
+    /// An empty batch with room for a trigger's or an end's few actions (a start, its reports,
+    /// a persist): the scheduler's hot paths append to it with no regrowth.
+    static func batch() -> [SchedulerAction] {
+        var actions: [SchedulerAction] = []
+        actions.reserveCapacity(6)
+        return actions
+    }
 }

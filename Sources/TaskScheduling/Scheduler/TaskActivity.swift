@@ -40,6 +40,21 @@ public struct TaskActivity: Hashable, Sendable {
     /// The activity of a task that has done nothing yet: every field at its default.
     @usableFromInline static let idle = TaskActivity()
 
+    /// True while every field is at its default (`== .idle`, without copying the activity to
+    /// compare it): checked after every change of a task's activity, on every trigger and end.
+    /// A new field belongs here too (`TaskActivityTests` counts them). The fields a task that has
+    /// ever run sets come first; `retry` and `lastRun` are read through a field of theirs, which
+    /// compares no copy of the whole value.
+    @usableFromInline var isIdle: Bool {
+        currentRunID == nil && lastTrigger == nil && lastActivation == nil && lastDeactivation == nil
+            && queue.isEmpty && instances.isEmpty && pendingStartup.isEmpty && randomDelay == 0
+            && requestedRealtime == nil && requestedMonotonic == nil && catchUp.isEmpty && resumeAt == nil
+            && calendarMemo.isEmpty && retry?.due == nil && lastRun?.attempt == nil
+    }
+
+    /// `isIdle` of an activity held in place (a box's): no copy of it is made to ask.
+    @usableFromInline mutating func isIdleInPlace() -> Bool { isIdle }
+
     /// The activity on the heap, shared by copies of a state until one of them changes it: only
     /// `TaskState` changes it, and only while it holds the only reference.
     @usableFromInline

@@ -20,12 +20,12 @@ public struct TaskState: Hashable, Sendable {
     @inlinable
     public var activity: TaskActivity {
         get { activityBox?.value ?? .idle }
-        set { activityBox = newValue == .idle ? nil : TaskActivity.Box(newValue) }
+        set { activityBox = newValue.isIdle ? nil : TaskActivity.Box(newValue) }
         _modify {
             if !isKnownUniquelyReferenced(&activityBox) {
                 activityBox = TaskActivity.Box(activityBox?.value ?? .idle)
             }
-            defer { if activityBox!.value == .idle { activityBox = nil } }
+            defer { if activityBox!.value.isIdleInPlace() { activityBox = nil } }
             yield &activityBox!.value
         }
     }

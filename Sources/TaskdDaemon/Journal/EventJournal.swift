@@ -329,10 +329,12 @@ package struct EventJournal: Sendable {
         backend.send(Self.entry(id, priority, message, fields))
     }
 
-    /// A daemon event whose message and fields `make` formats, on the journal's thread.
+    /// A daemon event whose message and fields `make` formats, on the journal's thread; not made
+    /// at all where the backend keeps no entry of `priority` (debug, on standard error).
     func daemon(
         _ id: MessageID, _ priority: Int, lazy make: @escaping @Sendable () -> (String, [(key: String, value: String)])
     ) {
+        guard backend.keeps(priority: priority) else { return }
         backend.send(lazy: {
             let (message, fields) = make()
             return Self.entry(id, priority, message, fields)

@@ -1,4 +1,5 @@
 import CSystemd
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -13,10 +14,14 @@ public struct JournalLogBackend: LogBackend {
 
     let fallback: any LogBackend
     let identifier: String
+    /// Whether journald listened at the last check (a batch's): what `keeps` answers by, with no
+    /// system call.
+    private let listened: Flag
 
     public init(identifier: String = "taskd", fallback: any LogBackend = StderrLogBackend()) {
         self.identifier = identifier
         self.fallback = fallback
+        self.listened = Flag(Self.isAvailable)
     }
 
     /// True when a journald socket exists at the standard path.
@@ -26,14 +31,30 @@ public struct JournalLogBackend: LogBackend {
 
     /// Checks for journald once for the whole batch.
     public func send(batch entries: ArraySlice<LogEntry>) {
-        guard Self.isAvailable else { return fallback.send(batch: entries) }
+        guard check() else { return fallback.send(batch: entries) }
         for entry in entries { sendToJournal(entry) }
     }
 
     /// Datagrams in journald's native protocol, if journald listens (else the fallback's form).
     public func encoded(_ entries: [LogEntry]) -> (records: [[UInt8]], text: Bool)? {
-        guard Self.isAvailable else { return fallback.encoded(entries) }
+        guard check() else { return fallback.encoded(entries) }
         return (entries.map(datagram), false)
+    }
+
+    /// journald keeps every priority (its `MaxLevelStore=` decides); without it, the fallback decides.
+    public func keeps(priority: Int) -> Bool {
+        listened.value.load(ordering: .relaxed) || fallback.keeps(priority: priority)
+    }
+
+    private func check() -> Bool {
+        let available = Self.isAvailable
+        listened.value.store(available, ordering: .relaxed)
+        return available
+    }
+
+    private final class Flag: Sendable {
+        let value: Atomic<Bool>
+        init(_ value: Bool) { self.value = Atomic(value) }
     }
 
     /// One entry as journald's native protocol has it: `KEY=value` lines, and a value that holds a

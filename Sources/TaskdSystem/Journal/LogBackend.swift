@@ -17,6 +17,10 @@ public protocol LogBackend: Sendable {
     /// `entries` as bytes another process writes for this backend (the run keeper): journald
     /// datagrams, or lines of text for standard error (`text`); nil if this backend has no such form.
     func encoded(_ entries: [LogEntry]) -> (records: [[UInt8]], text: Bool)?
+
+    /// Whether an entry of `priority` would be kept; by default every one is (journald filters by
+    /// its own `MaxLevelStore=`). A sender may skip formatting an entry that would not be.
+    func keeps(priority: Int) -> Bool
 }
 
 extension LogBackend {
@@ -29,4 +33,6 @@ extension LogBackend {
     public func whenHandedOn(_ body: @escaping @Sendable () -> Void) { body() }
 
     public func encoded(_ entries: [LogEntry]) -> (records: [[UInt8]], text: Bool)? { nil }
+
+    public func keeps(priority: Int) -> Bool { true }
 }

@@ -58,6 +58,8 @@ public final class QueuedLogBackend: LogBackend {
 
     public func encoded(_ entries: [LogEntry]) -> (records: [[UInt8]], text: Bool)? { base.encoded(entries) }
 
+    public func keeps(priority: Int) -> Bool { base.keeps(priority: priority) }
+
     /// Calls `body` on the queue's thread once every entry sent before has been handed on; the
     /// queue drains at once rather than at its pace. Safe from any thread.
     public func whenHandedOn(_ body: @escaping @Sendable () -> Void) {

@@ -19,6 +19,8 @@ public struct StderrLogBackend: LogBackend {
 
     public func send(_ entry: LogEntry) { send(batch: [entry]) }
 
+    public func keeps(priority: Int) -> Bool { priority <= maxPriority }
+
     /// Writes the lines of `entries` with one write.
     public func send(batch entries: ArraySlice<LogEntry>) {
         let text = entries.compactMap(line).joined()
