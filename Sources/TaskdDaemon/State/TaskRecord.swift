@@ -31,11 +31,9 @@ package struct TaskRecord: Hashable, Sendable {
     mutating func append(_ run: RunInfo, keep: Int) {
         history.append(run)
         historyJSON.append(run.encodedJSON)
-        // One at a time as runs end: `remove(at:)` moves the rest down, where `removeFirst(1)`
-        // went through the generic replacement of a range (about 10,000 instructions a run).
-        while history.count > max(keep, 0) {
-            history.remove(at: 0)
-            historyJSON.remove(at: 0)
+        if history.count > keep {
+            history.removeFirst(history.count - max(keep, 0))
+            historyJSON.removeFirst(historyJSON.count - max(keep, 0))
         }
     }
 
