@@ -1,7 +1,8 @@
 """An app's package outside this repository, built from docs/swift-handlers.md: every Swift code
 block of that page is one of its files (the comment near its top names the file). The package
-depends on this checkout by path, as the page says, and its tests (TaskdTesting, public API only)
-must pass in debug and in release."""
+depends on this checkout by path, as the page says, and its tests must pass as a handler author runs
+them (`swift test`, debug) with testable imports off: the page's tests use TaskdTesting's public API
+only. (Release builds of an app on the Taskd library are test_package.py's: weatherd's package.)"""
 import re
 import subprocess
 
@@ -32,15 +33,14 @@ def test_every_swift_block_of_the_page_is_a_file_of_the_package():
 
 
 @pytest.mark.slow
-def test_the_package_of_the_page_builds_and_its_tests_pass_in_debug_and_release(tmp_path):
+def test_the_package_of_the_page_builds_and_its_tests_pass_on_public_api_only(tmp_path):
     # `.package(path: "../taskd")`: this checkout, under the name the page uses.
     (tmp_path / "taskd").symlink_to(ROOT)
     app = tmp_path / "weather-app"
     for path, text in doc_files():
         (app / path).parent.mkdir(parents=True, exist_ok=True)
         (app / path).write_text(text)
-    for config in ("debug", "release"):
-        r = subprocess.run(["swift", "test", "-c", config], cwd=app, capture_output=True, text=True)
-        output = r.stdout + r.stderr
-        assert r.returncode == 0, f"{config}:\n{output[-4000:]}"
-        assert re.search(r"Test run with 4 tests (in \d+ suites? )?passed", output), f"{config}:\n{output[-2000:]}"
+    r = subprocess.run(["swift", "test", "--disable-testable-imports"], cwd=app, capture_output=True, text=True)
+    output = r.stdout + r.stderr
+    assert r.returncode == 0, output[-4000:]
+    assert re.search(r"Test run with 4 tests (in \d+ suites? )?passed", output), output[-2000:]
