@@ -94,14 +94,25 @@ public enum FileIO {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .failure(FileIOError(errno: errno)) }
         defer { close(fd) }
+        // Chunks read into uninitialized memory (no zeroing): the first sized by `fstat`, one byte
+        // over so that the read is short, and after a short read a small one to see the end.
+        // Files in /proc and /sys say size 0: read 4 KiB, then 64 KiB at a time.
+        var info = stat()
+        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+        var room = size > 0 ? size + 1 : 4096
         var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { return .failure(FileIOError(errno: errno)) }
-            if n == 0 { return .success(bytes) }
-            bytes += buffer[0..<n]
+            var failure: Int32 = 0
+            let chunk = [UInt8](unsafeUninitializedCapacity: room) { buffer, count in
+                let n = Glibc.read(fd, buffer.baseAddress, room)
+                if n < 0 { failure = errno }
+                count = max(n, 0)
+            }
+            if failure == EINTR { continue }
+            if failure != 0 { return .failure(FileIOError(errno: failure)) }
+            if chunk.isEmpty { return .success(bytes) }
+            if bytes.isEmpty { bytes = chunk } else { bytes += chunk }
+            room = chunk.count < room ? 512 : max(room, 65536)
         }
     }
 }

@@ -49,4 +49,20 @@ struct FileIOTests {
         #expect(FileIO.rewrite(path, with: Array("lost".utf8))?.errno == EISDIR)
         #expect(Self.text(path) == "kept")
     }
+
+    @Test("read: a file whole, whatever its size says (regular, empty, larger than a chunk, /proc's size 0)")
+    func readWhole() throws {
+        let folder = Self.folder()
+        for count in [0, 1, 511, 4096, 70_000, 200_001] {
+            let path = folder + "/file-\(count)"
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 / 7) }
+            #expect(FileIO.rewrite(path, with: bytes) == nil)
+            #expect(try FileIO.read(path).get() == bytes, "\(count) bytes")
+        }
+        // /proc/self/maps says size 0 and is read a page at a time; its last line is the vsyscall's.
+        let maps = String(decoding: try FileIO.read("/proc/self/maps").get(), as: UTF8.self)
+        #expect(maps.hasSuffix("\n") && maps.split(separator: "\n").count > 10, "\(maps.suffix(200))")
+        #expect(FileIO.read(folder + "/none") == .failure(FileIOError(errno: ENOENT)))
+        #expect(FileIO.read(folder) == .failure(FileIOError(errno: EISDIR)))
+    }
 }
