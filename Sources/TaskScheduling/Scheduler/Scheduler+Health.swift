@@ -84,7 +84,8 @@ extension Scheduler {
     /// Arms the overdue deadline of a task with `ExpectSuccessWithinSec=`: that long after its
     /// last completed run, or after the scheduler learnt of it.
     mutating func armOverdue(_ key: TaskKey, at now: ClockReading) {
-        guard let d = tasks[key]?.definition, d.expectSuccessWithin.microseconds > 0 else {
+        let within = tasks.read(key) { $0.definition.expectSuccessWithin.microseconds } ?? 0
+        guard within > 0 else {
             overdueAt[key] = nil
             health[key]?.overdue = false  // no longer watched (a reload removed the key)
             return
@@ -93,7 +94,7 @@ extension Scheduler {
             overdueAt[key] = nil
             return
         }
-        let due = (health[key]?.lastSuccess ?? now.realtime) &+ d.expectSuccessWithin.microseconds
+        let due = (health[key]?.lastSuccess ?? now.realtime) &+ within
         overdueAt[key] = due > now.realtime ? now.monotonic &+ (due - now.realtime) : now.monotonic
     }
 
@@ -107,9 +108,11 @@ extension Scheduler {
         var h = before
         // The run's result (a Swift handler's return value, a command's RESULT=) rides along, for
         // the next task of a chain.
-        let result = run.result.map { #","result":\#($0)"# } ?? ""
-        let payload =
-            #"{"task":"\#(run.key.identifier)","kind":"\#(run.key.kind)","runId":"\#(run.id)","outcome":"\#(outcome.rawValue)"\#(result)}"#
+        func payload() -> String {
+            let result = run.result.map { #","result":\#($0)"# } ?? ""
+            return
+                #"{"task":"\#(run.key.identifier)","kind":"\#(run.key.kind)","runId":"\#(run.id)","outcome":"\#(outcome.rawValue)"\#(result)}"#
+        }
         if outcome == .completed {
             h.lastSuccess = now.realtime
             h.consecutiveFailures = 0
@@ -120,7 +123,7 @@ extension Scheduler {
             h.failing = false
             health[run.key] = h
             armOverdue(run.key, at: now)
-            chain(d.onSuccess, payload: payload, at: now, actions: &actions)
+            if !d.onSuccess.isEmpty { chain(d.onSuccess, payload: payload(), at: now, actions: &actions) }
         } else {
             h.consecutiveFailures += 1
             if d.alertAfterFailures > 0, h.consecutiveFailures >= d.alertAfterFailures, !h.failing {
@@ -132,7 +135,7 @@ extension Scheduler {
                 let note = "PauseAfterFailures=\(d.pauseAfterFailures): \(h.consecutiveFailures) failures in a row"
                 pause(run.key, TaskPause(since: now.realtime, note: note), at: now, actions: &actions)
             }
-            chain(d.onFailure, payload: payload, at: now, actions: &actions)
+            if !d.onFailure.isEmpty { chain(d.onFailure, payload: payload(), at: now, actions: &actions) }
         }
         // A success alone changes only its time: kept on disk where an overdue deadline counts from it
         // (elsewhere the history's last run says it at start).

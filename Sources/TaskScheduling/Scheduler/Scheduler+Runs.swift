@@ -258,6 +258,8 @@ extension Scheduler {
     /// The next queued run of the task (if any) becomes its current run; with `Overlap=allow`, the
     /// oldest other run in progress does, and queued runs start while there is room beside them.
     mutating func promoteNext(_ key: TaskKey, at now: ClockReading, actions: inout [SchedulerAction]) {
+        // After most ends nothing waits: one look-up, in place, says so.
+        guard tasks.read(key, { !$0.instances.isEmpty || !$0.queue.isEmpty }) == true else { return }
         if tasks[key]?.currentRunID == nil, tasks[key]?.instances.isEmpty == false {
             tasks[key]!.currentRunID = tasks[key]!.instances.removeFirst()
         }

@@ -69,6 +69,12 @@ package struct TaskTable: Sendable, Hashable {
     }
     package var isEmpty: Bool { order.isEmpty }
 
+    /// What `read` takes from the task's state, read in place, or nil if the table has no such
+    /// task: `table[key]?.field` copies the whole state first. `read` must not change the state.
+    package func read<T>(_ key: TaskKey, _ read: (inout TaskState) -> T) -> T? {
+        find(key).map { read(&boxes[Int(order[$0])].state!) }
+    }
+
     /// The keys of the tasks whose identifier is `identifier` (one per kind), in key order.
     package func keys(named identifier: String) -> [TaskKey] {
         // Keys order by identifier first: one identifier's tasks sit side by side.
@@ -130,8 +136,10 @@ package struct TaskTable: Sendable, Hashable {
     /// One task's state on the heap, shared by copies of the table until one of them changes it.
     /// Only the table's subscript changes it, and only when the table holds the only reference.
     private final class Box: @unchecked Sendable {
-        /// nil in a free slot, and while the subscript adds or removes a task.
-        var state: TaskState?
+        /// nil in a free slot, and while the subscript adds or removes a task. Unchecked: every
+        /// access is the table's own, none overlaps another, and the check was half of each step
+        /// of a key's binary search.
+        @exclusivity(unchecked) var state: TaskState?
 
         init() {}
 
