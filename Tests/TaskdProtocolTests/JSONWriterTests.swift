@@ -45,6 +45,20 @@ struct JSONWriterTests {
         }
     }
 
+    @Test("a long text, escapes among long clean runs, after bytes already written, as the reference")
+    func longTextMatchesTheReference() throws {
+        // Every alphabet scalar at places spread by a step, the rest clean: runs of 0 to 12 bytes.
+        for (length, step) in [(0, 1), (1, 1), (700, 3), (3_001, 7), (5_000, 13)] {
+            let scalars = (0..<length).map { i -> Unicode.Scalar in
+                (i * 7_919) % step == 0 ? Self.alphabet[(i * 31) % Self.alphabet.count] : "m"
+            }
+            let s = String(String.UnicodeScalarView(scalars))
+            var out = Array("{\"text\":".utf8)
+            JSONValue.writeString(s, to: &out)
+            #expect(String(decoding: out, as: UTF8.self) == "{\"text\":" + Self.reference(s))
+        }
+    }
+
     @Test(arguments: [0, 1, -1, 9, 10, -10, 123_456_789, Int64.max, Int64.min, Int64.min + 1])
     func integersPrintAsStringDoes(_ i: Int64) {
         var out: [UInt8] = []
