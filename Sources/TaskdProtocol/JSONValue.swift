@@ -105,36 +105,35 @@ public enum JSONValue: Hashable, Sendable, CustomStringConvertible {
         var s = s
         s.withUTF8 { utf8 in
             // Two passes, no append per escape: how many bytes the escapes add, then the string
-            // written in place. A metrics reply (1.7 MB, an escape every 8 bytes) took 32
-            // instructions a byte appending run by run.
+            // written in place (a metrics reply, 1.7 MB of text, has an escape every 8 bytes).
             var added = 0
             for byte in utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
                 added += byte == 0x22 || byte == 0x5C || byte == 0x0A || byte == 0x0D || byte == 0x09 ? 1 : 5
             }
             guard added > 0 else { return out.append(contentsOf: utf8) }
-            var at = out.count
+            let start = out.count
             out.append(contentsOf: repeatElement(0, count: utf8.count + added))
             out.withUnsafeMutableBufferPointer { buffer in
-                func put(_ a: UInt8, _ b: UInt8) {
-                    buffer[at] = a
-                    buffer[at + 1] = b
-                    at += 2
-                }
+                var at = buffer.baseAddress! + start
                 for byte in utf8 {
-                    switch byte {
-                    case 0x22, 0x5C: put(0x5C, byte)
-                    case 0x0A: put(0x5C, UInt8(ascii: "n"))
-                    case 0x0D: put(0x5C, UInt8(ascii: "r"))
-                    case 0x09: put(0x5C, UInt8(ascii: "t"))
-                    case ..<0x20:
-                        let hex: StaticString = "0123456789abcdef"
-                        put(0x5C, UInt8(ascii: "u"))
-                        put(UInt8(ascii: "0"), UInt8(ascii: "0"))
-                        put(hex.utf8Start[Int(byte >> 4)], hex.utf8Start[Int(byte & 0xF)])
-                    default:
-                        buffer[at] = byte
+                    guard byte < 0x20 || byte == 0x22 || byte == 0x5C else {
+                        at.pointee = byte
                         at += 1
+                        continue
                     }
+                    at[0] = 0x5C
+                    switch byte {
+                    case 0x22, 0x5C: at[1] = byte
+                    case 0x0A: at[1] = UInt8(ascii: "n")
+                    case 0x0D: at[1] = UInt8(ascii: "r")
+                    case 0x09: at[1] = UInt8(ascii: "t")
+                    default:
+                        let hex: StaticString = "0123456789abcdef"
+                        (at[1], at[2], at[3]) = (UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"))
+                        (at[4], at[5]) = (hex.utf8Start[Int(byte >> 4)], hex.utf8Start[Int(byte & 0xF)])
+                        at += 4
+                    }
+                    at += 2
                 }
             }
         }

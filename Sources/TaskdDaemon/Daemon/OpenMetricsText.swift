@@ -31,10 +31,13 @@ struct OpenMetricsText {
                 append(label)
                 append("=\"")
                 // Most values need no escape: appended whole, not byte by byte.
-                if value.utf8.contains(where: {
-                    $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n")
-                }) {
-                    for byte in value.utf8 {
+                var value = value
+                value.withUTF8 { utf8 in
+                    let escapes = utf8.contains {
+                        $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n")
+                    }
+                    guard escapes else { return bytes.append(contentsOf: utf8) }
+                    for byte in utf8 {
                         switch byte {
                         case UInt8(ascii: "\\"): append("\\\\")
                         case UInt8(ascii: "\""): append("\\\"")
@@ -42,8 +45,6 @@ struct OpenMetricsText {
                         default: bytes.append(byte)
                         }
                     }
-                } else {
-                    append(value)
                 }
                 bytes.append(UInt8(ascii: "\""))
             }
@@ -89,5 +90,9 @@ struct OpenMetricsText {
     /// A double as OpenMetrics writes it (`+Inf` for infinity).
     static func number(_ value: Double) -> String { value.isInfinite ? "+Inf" : "\(value)" }
 
-    private mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+    /// The text's bytes, copied whole (appending `text.utf8` went byte by byte).
+    private mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
 }
