@@ -9,6 +9,12 @@ enum ChainGraph {
     static func cycle(
         in definitions: [TaskKey: TaskDefinition], edges: (TaskDefinition) -> [String] = { $0.onSuccess + $0.onFailure }
     ) -> [TaskKey]? {
+        // Only tasks with links can be on a cycle; most configurations have none (no graph to build).
+        let linked = definitions.compactMapValues { d -> [String]? in
+            let targets = edges(d)
+            return targets.isEmpty ? nil : targets
+        }
+        guard !linked.isEmpty else { return nil }
         let byName = Dictionary(grouping: definitions.keys, by: \.identifier)
         let byKind = Dictionary(grouping: definitions.keys, by: \.kind)
         // Targets resolve as a wake's do: kind:identifier, else a name, else a kind.
@@ -21,8 +27,8 @@ enum ChainGraph {
             return byName[target] ?? byKind[target] ?? []
         }
         var next: [TaskKey: [TaskKey]] = [:]
-        for (key, d) in definitions {
-            next[key] = Set(edges(d).flatMap(resolve)).sorted()
+        for (key, targets) in linked {
+            next[key] = Set(targets.flatMap(resolve)).sorted()
         }
         // Depth-first, in key order: a task met again while on the path closes a cycle.
         var done: Set<TaskKey> = []
@@ -42,7 +48,9 @@ enum ChainGraph {
             }
             return nil
         }
-        for key in definitions.keys.sorted() {
+        // A task without links closes no cycle and leads nowhere: starting from the linked ones finds
+        // the same first cycle as starting from every task.
+        for key in linked.keys.sorted() {
             if let cycle = visit(key) { return cycle }
         }
         return nil
