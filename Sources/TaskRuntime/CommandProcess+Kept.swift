@@ -17,8 +17,11 @@ extension CommandProcess {
         /// Bytes an earlier image of taskd had taken out of the pipe (before the keeper wrote
         /// output), which come before what the pipe holds.
         var prefix: [UInt8]
-        /// A request is with the keeper: the pipe is read again once it is written.
+        /// A pump holds the pipe: it is reading it, or its request is with the keeper (the pipe is
+        /// read again once that is written).
         var inFlight = false
+        /// A pump was asked for while one held the pipe: the holder pumps again if it sent nothing.
+        var again = false
         /// No request sent yet (the first waits for taskd's own entries, the run's start).
         var first = true
         /// The run has exited: what the pipe holds is its last output, an unended line included.
@@ -55,13 +58,12 @@ extension CommandProcess {
     /// Has the keeper write the complete lines `fd` holds (every byte once `last` is set), one
     /// request at a time; closes the pipe once it is empty at its end or after the exit.
     func pumpKept(_ fd: Int32) {
-        guard let keeper, let keptOutput else { return }
-        guard let pipe = state.withLock({ s in s.handedOff ? nil : s.kept[fd] }), !pipe.inFlight else { return }
+        guard let keeper, let keptOutput, let pipe = claimKept(fd) else { return }
         guard let (teed, end) = Self.peek(fd) else { return takeOverKept(fd) }
         let bytes = pipe.prefix + teed
         let final = end || pipe.last
         if bytes.isEmpty {
-            if final { closeKept(fd) }
+            if final { closeKept(fd) } else { releaseKept(fd) }
             return
         }
         var splitter = LineSplitter(stream: pipe.stream)
@@ -78,11 +80,10 @@ extension CommandProcess {
             taken = offset
         }
         // An unended line: the watch fires again when more is written (or the exit ends it).
-        guard taken > 0 else { return }
+        guard taken > 0 else { return releaseKept(fd) }
         let prefixLeft = Array(pipe.prefix.dropFirst(taken))
         let consume = max(0, taken - pipe.prefix.count)
         let (outputs, first) = state.withLock { s -> ([CommandOutput], Bool) in
-            s.kept[fd]?.inFlight = true
             s.kept[fd]?.first = false
             return (Self.meter(lines, &s), pipe.first)
         }
@@ -103,6 +104,32 @@ extension CommandProcess {
             }
         }
         if first && !notify { keptOutput.afterOwnEntries(write) } else { write() }
+    }
+
+    /// Claims the pipe for one pump, under the lock: the loop's watch, the keeper's answer to the
+    /// last request and the first pump after the watch began can ask at once, and two pumps
+    /// would send the same lines twice and then take twice as many out of the pipe. Nil if it is
+    /// handed off, closed or held (the holder is then asked to pump again).
+    private func claimKept(_ fd: Int32) -> KeptPipe? {
+        state.withLock { s -> KeptPipe? in
+            guard !s.handedOff, let pipe = s.kept[fd] else { return nil }
+            guard !pipe.inFlight else {
+                s.kept[fd]?.again = true
+                return nil
+            }
+            s.kept[fd]?.inFlight = true
+            s.kept[fd]?.again = false
+            return pipe
+        }
+    }
+
+    /// Gives back a claim that sent no request; pumps again if asked to meanwhile.
+    private func releaseKept(_ fd: Int32) {
+        let again = state.withLock { s -> Bool in
+            s.kept[fd]?.inFlight = false
+            return s.kept[fd]?.again == true
+        }
+        if again { pumpKept(fd) }
     }
 
     /// The leader exited: `then` once every kept pipe has had its last lines written and is closed.
@@ -133,9 +160,10 @@ extension CommandProcess {
     /// The keeper cannot write (it went away, or refused the request): taskd reads the pipe
     /// itself from now on, as without a keeper. Once the run has exited, what is left is read
     /// where the exit is reported (`afterKept`, or the keeper's loss).
+    /// After a hand-off the pipe is the next image's: this one reads nothing more from it.
     func takeOverKept(_ fd: Int32) {
         let (token, exited, then) = state.withLock { s -> (UInt64?, Bool, (@Sendable () -> Void)?) in
-            guard let pipe = s.kept.removeValue(forKey: fd) else { return (nil, true, nil) }
+            guard !s.handedOff, let pipe = s.kept.removeValue(forKey: fd) else { return (nil, true, nil) }
             s.splitters[fd] = LineSplitter(stream: pipe.stream, pending: pipe.prefix)
             return (s.watched.removeValue(forKey: fd), s.exited, s.kept.isEmpty ? s.afterKept.take() : nil)
         }

@@ -154,12 +154,27 @@ struct RunKeeperTests {
         adopted.adopt(held, keeper: second, keptOutput: kept)
         #expect(await adopted.termination() == .exited(0))
         let lines = written()
-        #expect(lines.filter { $0.hasPrefix("stdout ") } == (1...3001).map { "stdout \($0)" })
+        let stdout = lines.filter { $0.hasPrefix("stdout ") }
+        #expect(
+            stdout == (1...3001).map { "stdout \($0)" }, "\(Self.difference(stdout, from: "stdout ", through: 3001))")
         #expect(lines.filter { $0.hasPrefix("stderr ") } == ["stderr e"])
         #expect(adopted.texts.isEmpty)
         // Notify lines go to taskd (`onOutput`), at least once across the change, none lost.
         let notified = r.notifications.withLock { $0 } + adopted.notifications.withLock { $0 }
-        #expect(Set(notified) == Set((1...3000).map { "PROGRESS=\($0)" }))
-        #expect(notified.count <= 3000 + 128, "at most one request's lines twice")
+        #expect(
+            Set(notified) == Set((1...3000).map { "PROGRESS=\($0)" }) && notified.count <= 3000 + 128,
+            "at least once, at most one request's lines twice: \(Self.difference(notified, from: "PROGRESS=", through: 3000))"
+        )
+    }
+
+    /// How `lines` (each `prefix` and a number) differ from 1 through `n` once each, in order.
+    static func difference(_ lines: [String], from prefix: String, through n: Int) -> String {
+        let numbers = lines.compactMap { Int($0.dropFirst(prefix.count)) }
+        let seen = Dictionary(numbers.map { ($0, 1) }, uniquingKeysWith: +)
+        let missing = (1...n).filter { seen[$0] == nil }
+        let twice = seen.filter { $0.value > 1 }.keys.sorted()
+        let disorder = zip(numbers, numbers.dropFirst()).filter { $0 >= $1 }.prefix(10).map { "\($0)→\($1)" }
+        return "\(lines.count) lines; missing \(missing.count): \(missing.prefix(40)); more than once \(twice.count): "
+            + "\(twice.prefix(40)); out of order: \(disorder)"
     }
 }
