@@ -322,6 +322,10 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     /// How often the standby thread took the loop over from a thread stuck in handler jobs (for tests).
     var takeoverCount: Int { takeovers.load(ordering: .relaxed) }
 
+    /// Whether handler jobs queued now would run on the loop's thread: no thread is stuck in earlier
+    /// ones, so a standby waits (or will be made) to take the loop over (for tests).
+    var runsHandlerJobsInline: Bool { roles.withLock { $0.standbyWaiting || !$0.standbyStarted } }
+
     /// Whether no thread runs the loop, its thread running handler jobs (for tests).
     var isVacant: Bool { roles.withLock { !$0.held } }
 
