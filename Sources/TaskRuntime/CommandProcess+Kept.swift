@@ -20,6 +20,8 @@ extension CommandProcess {
         /// A pump holds the pipe: it is reading it, or its request is with the keeper (the pipe is
         /// read again once that is written).
         var inFlight = false
+        /// A request is with the keeper (or waits to be sent): it takes `prefix` with it.
+        var requested = false
         /// A pump was asked for while one held the pipe: the holder pumps again if it sent nothing.
         var again = false
         /// No request sent yet (the first waits for taskd's own entries, the run's start).
@@ -85,6 +87,7 @@ extension CommandProcess {
         let consume = max(0, taken - pipe.prefix.count)
         let (outputs, first) = state.withLock { s -> ([CommandOutput], Bool) in
             s.kept[fd]?.first = false
+            s.kept[fd]?.requested = true
             return (Self.meter(lines, &s), pipe.first)
         }
         // Notify lines are taskd's to act on: handled now, and taken out of the pipe after, so a
@@ -97,6 +100,7 @@ extension CommandProcess {
             keeper.write(pid: pid, pipe: pipe.index, records: records, text: text, consume: consume) { [self] result in
                 state.withLock { s in
                     s.kept[fd]?.inFlight = false
+                    s.kept[fd]?.requested = false
                     if result.written { s.kept[fd]?.prefix = prefixLeft }
                 }
                 if result.shed > 0 { onOutput(.shed(lines: result.shed)) }

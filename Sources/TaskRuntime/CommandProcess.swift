@@ -180,7 +180,8 @@ public final class CommandProcess: Sendable {
         // with the keeper takes that with it: the next image's greeting waits for it).
         for (fd, pipe) in state.withLock({ s in s.kept.sorted { $0.key < $1.key } }) {
             _ = fcntl(fd, F_SETFD, 0)
-            pipes.append(CommandHandoff.Pipe(fd: fd, stream: pipe.stream, unfinished: pipe.inFlight ? [] : pipe.prefix))
+            pipes.append(
+                CommandHandoff.Pipe(fd: fd, stream: pipe.stream, unfinished: pipe.requested ? [] : pipe.prefix))
         }
         pipes.sort { $0.fd < $1.fd }
         return CommandHandoff(
