@@ -255,17 +255,18 @@ def test_fleet_a_run_taken_over_after_a_crash_is_cancelled_before_its_claim_laps
     # RunKeeper=yes keeps a run going while taskd is down; its claim hung on the lease of the taskd
     # that died. The next taskd cannot renew that lease, so it cancels the run (fence-lost) before
     # another host may take the slot over, and the slot then runs once more, under a newer token.
-    # A slot every 10 s and runs of 7 s: both hosts are idle at each slot, so both claim it. Only a
+    # A slot every 10 s and runs of 8 s: both hosts are idle at each slot, so both claim it. Only a
     # host that lost the slot watches it, and it is the one that takes it over: the run chosen is
     # of a slot the other host lost (its journal says `elsewhere`, under the holder's token), not
     # merely the first, which a loaded machine may run before the second taskd is up.
-    task = fleet_task(job(tmp_path, 7)).replace("OnCalendar=*:*:*", "OnCalendar=*:*:0/10")
+    task = fleet_task(job(tmp_path, 8)).replace("OnCalendar=*:*:*", "OnCalendar=*:*:0/10")
     hosts = instances(daemon_factory, etcd, tmp_path, {"tick.task": task}, hosts=2, lease=4, extra="RunKeeper=yes\n")
 
     def contested():
-        lost = {e.get("TASK_FENCE_TOKEN") for e in journal(TASK="tick", TASK_CANCEL_REASON="elsewhere")}
-        return [e for e in read_log(tmp_path) if e[0] == "start" and str(e[2]) in lost]
-    first = wait_for(contested, timeout=30, what="a run of a slot the other host lost")[0]
+        starts = [e for e in read_log(tmp_path) if e[0] == "start"]
+        lost = {e.get("TASK_FENCE_TOKEN") for e in journal(TASK="tick", TASK_CANCEL_REASON="elsewhere")} if starts else ()
+        return [e for e in starts if str(e[2]) in lost]
+    first = wait_for(contested, timeout=30, interval=0.2, what="a run of a slot the other host lost")[0]
     holder = hosts[int(first[3][1:])]
     holder.proc.kill()
     holder.proc.wait()
