@@ -24,8 +24,8 @@ def test_fleet_once_runs_each_slot_on_one_host(daemon_factory, etcd, tmp_path):
     # with a fence token that grows slot by slot, and the end entry names the host and token.
     # TASKD_FLEET_SLOTS=300 makes it the issue's full run (5 min); CI runs 20 slots.
     target = int(os.environ.get("TASKD_FLEET_SLOTS", "20"))
+    first = time.time()  # before the hosts: under load the last is up seconds after the first runs a slot
     hosts = instances(daemon_factory, etcd, tmp_path, {"tick.task": fleet_task(job(tmp_path, 0.2))})
-    first = time.time()
     wait_for(lambda: len({s for w, s, *_ in read_log(tmp_path) if w == "end"}) >= target, timeout=target * 1.5 + 30,
              what=f"{target} slots to run")
     # Each host's metrics count its claims; its history names who ran each slot.
@@ -90,6 +90,15 @@ def running_host(tmp_path):
         else:
             open_runs.pop((slot, token), None)
     return next(reversed(open_runs.values()), latest) if open_runs else latest
+
+
+def contested(tmp_path):
+    """The job's starts of slots that another host claimed too and lost (its journal says
+    `elsewhere`, under the holder's token): only such a host watches the slot and takes it over.
+    A host that was not up yet, or busy, at a slot never claimed it."""
+    starts = [e for e in read_log(tmp_path) if e[0] == "start"]
+    lost = {e.get("TASK_FENCE_TOKEN") for e in journal(TASK="tick", TASK_CANCEL_REASON="elsewhere")} if starts else ()
+    return [e for e in starts if str(e[2]) in lost]
 
 
 @needs_etcd
@@ -233,13 +242,13 @@ def test_fleet_a_slot_cut_short_by_a_stop_is_taken_over(daemon_factory, etcd, tm
     # The holder is stopped (SIGTERM) while it runs a slot: the run is cancelled (shutdown), the
     # slot is given back, not marked done, and a host that lost it runs it, under a newer token.
     # A slot every 5 s, runs of 3 s: the other host is idle at each slot, so it claims it, loses
-    # it and watches it. The holder is stopped just after its run starts.
+    # it and watches it; the run chosen is of such a slot (`contested`: not one that passed before
+    # the second taskd was up). The holder is stopped just after its run starts.
     task = fleet_task(job(tmp_path, 3)).replace("OnCalendar=*:*:*", "OnCalendar=*:*:0/5")
     hosts = instances(daemon_factory, etcd, tmp_path, {"tick.task": task}, hosts=2, lease=6)
-    started = lambda: [(s, h) for w, s, _, h, _ in read_log(tmp_path) if w == "start"]
-    wait_for(started, timeout=30, what="a first run")
-    before = len(started())
-    slot, holder = wait_for(lambda: started()[before:], timeout=30, what="a new run")[0]
+    seen = {e[:3] for e in wait_for(lambda: contested(tmp_path), timeout=30, interval=0.2, what="a first run")}
+    _, slot, _, holder, _ = wait_for(lambda: [e for e in contested(tmp_path) if e[:3] not in seen], timeout=30,
+                                     interval=0.1, what="a new run")[0]
     stopped = time.time()
     hosts[int(holder[1:])].stop()
     wait_for(lambda: [h for w, s, _, h, _ in read_log(tmp_path) if w == "start" and s == slot and h != holder],
@@ -259,18 +268,12 @@ def test_fleet_a_run_taken_over_after_a_crash_is_cancelled_before_its_claim_laps
     # RunKeeper=yes keeps a run going while taskd is down; its claim hung on the lease of the taskd
     # that died. The next taskd cannot renew that lease, so it cancels the run (fence-lost) before
     # another host may take the slot over, and the slot then runs once more, under a newer token.
-    # A slot every 10 s and runs of 8 s: both hosts are idle at each slot, so both claim it. Only a
-    # host that lost the slot watches it, and it is the one that takes it over: the run chosen is
-    # of a slot the other host lost (its journal says `elsewhere`, under the holder's token), not
-    # merely the first, which a loaded machine may run before the second taskd is up.
+    # A slot every 10 s and runs of 8 s: both hosts are idle at each slot, so both claim it. The run
+    # chosen is of a slot the other host lost (`contested`), not merely the first, which a loaded
+    # machine may run before the second taskd is up.
     task = fleet_task(job(tmp_path, 8)).replace("OnCalendar=*:*:*", "OnCalendar=*:*:0/10")
     hosts = instances(daemon_factory, etcd, tmp_path, {"tick.task": task}, hosts=2, lease=4, extra="RunKeeper=yes\n")
-
-    def contested():
-        starts = [e for e in read_log(tmp_path) if e[0] == "start"]
-        lost = {e.get("TASK_FENCE_TOKEN") for e in journal(TASK="tick", TASK_CANCEL_REASON="elsewhere")} if starts else ()
-        return [e for e in starts if str(e[2]) in lost]
-    first = wait_for(contested, timeout=30, interval=0.2, what="a run of a slot the other host lost")[0]
+    first = wait_for(lambda: contested(tmp_path), timeout=30, interval=0.2, what="a run of a slot the other host lost")[0]
     holder = hosts[int(first[3][1:])]
     holder.proc.kill()
     holder.proc.wait()
