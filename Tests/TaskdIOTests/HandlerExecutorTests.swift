@@ -55,19 +55,36 @@ private func eventually(_ condition: () -> Bool) async -> Bool {
     return condition()
 }
 
+/// Makes `attempt` until its premise held (it returns true), at most 10 times, each once handler
+/// jobs would run on the loop's thread; false if it never held. Handler jobs and user code run on
+/// the loop's thread only while no thread is stuck in earlier ones, else they go elsewhere, as
+/// designed: another suite's handler, or under load a loop thread preempted past the stall limit,
+/// holds a thread so for a moment. An attempt whose user code went elsewhere proves nothing.
+private func whileInline(_ attempt: () async -> Bool) async -> Bool {
+    for _ in 0..<10 {
+        _ = await eventually { EventLoop.shared.runsHandlerJobsInline }
+        if await attempt() { return true }
+    }
+    return false
+}
+
 // Serialized: a test's blocked handler holds a thread the others expect to find standing by.
 @Suite("Handler executor", .serialized)
 struct HandlerExecutorTests {
     @Test("a handler started by a loop job runs on the loop's thread after that job, before what follows it")
     func handlerRunsInline() async {
-        let trace = Trace()
         let loop = LoopActor()
-        await loop.startHandlers(
-            trace, [{ trace.note(EventLoop.shared.isCurrent ? "handler on a held loop" : "handler") }])
-        #expect(await eventually { trace.has("then") })
-        #expect(trace.names == ["job", "job ends", "handler", "then"])
-        // Same thread as the job that started it, which had left the loop while the handler ran.
-        #expect(trace.thread(of: "handler") == trace.thread(of: "job"))
+        let inline = await whileInline {
+            let trace = Trace()
+            await loop.startHandlers(
+                trace, [{ trace.note(EventLoop.shared.isCurrent ? "handler on a held loop" : "handler") }])
+            #expect(await eventually { trace.has("then") })
+            // Same thread as the job that started it, which had left the loop while the handler ran.
+            guard trace.thread(of: "handler") == trace.thread(of: "job") else { return false }
+            #expect(trace.names == ["job", "job ends", "handler", "then"])
+            return true
+        }
+        #expect(inline, "the handler never ran on the thread of the job that started it")
         #expect(await loop.ping())
     }
 
@@ -113,30 +130,20 @@ struct HandlerExecutorTests {
 
     @Test("a handler that blocks hands the loop to the standby thread", .timeLimit(.minutes(1)))
     func blockingHandlerHandsTheLoopOn() async {
-        // Handler jobs run on the loop's thread only while no thread is stuck in earlier ones; else
-        // they go to the global executor, as designed. Another suite's handler (or, under load, a
-        // loop thread preempted past the stall limit) can hold a thread so for a moment: an attempt
-        // whose handlers did not start inline proves nothing here, and is made again.
-        var inline = false
-        for _ in 0..<5 where !inline {
-            #expect(await eventually { EventLoop.shared.runsHandlerJobsInline })
-            inline = await blockingHandlerAttempt()
-        }
-        #expect(inline, "the handlers never started on the loop's thread in 5 attempts")
+        let inline = await whileInline { await blockingHandlerAttempt() }
+        #expect(inline, "the handlers never started on the loop's thread")
 
         // The standby thread took the loop over, and the threads swapped roles: the next handler
         // again runs inline, on the thread that runs the loop now.
-        var after = Trace()
-        for _ in 0..<5 {
-            #expect(await eventually { EventLoop.shared.runsHandlerJobsInline })
-            let trace = Trace()
-            after = trace
-            await LoopActor().startHandlers(trace, [{ trace.note("handler") }])
+        let again = await whileInline {
+            let after = Trace()
+            await LoopActor().startHandlers(after, [{ after.note("handler") }])
             #expect(await eventually { after.has("then") })
-            if after.thread(of: "handler") == after.thread(of: "job") { break }
+            guard after.thread(of: "handler") == after.thread(of: "job") else { return false }
+            #expect(after.names == ["job", "job ends", "handler", "then"])
+            return true
         }
-        #expect(after.names == ["job", "job ends", "handler", "then"])
-        #expect(after.thread(of: "handler") == after.thread(of: "job"))
+        #expect(again, "no handler ran inline after the takeover")
     }
 
     /// One attempt of `blockingHandlerHandsTheLoopOn`; false (nothing checked) if the blocker did
@@ -173,25 +180,30 @@ struct HandlerExecutorTests {
         "a task cancelled by user code on the loop runs onCancel, then resumes, on the loop's thread",
         .timeLimit(.minutes(1)))
     func cancelOnTheLoop() async {
-        let trace = Trace()
         let loop = LoopActor()
-        let parked = Mutex<CheckedContinuation<Void, Never>?>(nil)
-        let handler = Task(executorPreference: HandlerExecutor.shared) {
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { continuation in parked.withLock { $0 = continuation } }
-                trace.note("resumed")
-            } onCancel: {
-                trace.note("onCancel")
-                parked.withLock { $0?.resume() }
+        let inline = await whileInline {
+            let trace = Trace()
+            let parked = Mutex<CheckedContinuation<Void, Never>?>(nil)
+            let handler = Task(executorPreference: HandlerExecutor.shared) {
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { continuation in parked.withLock { $0 = continuation } }
+                    trace.note("resumed")
+                } onCancel: {
+                    trace.note("onCancel")
+                    parked.withLock { $0?.resume() }
+                }
             }
+            #expect(await eventually { parked.withLock { $0 != nil } })
+            await loop.runUserCode(trace) { handler.cancel() }
+            #expect(await eventually { trace.has("resumed") })
+            guard !trace.has("elsewhere") else { return false }
+            #expect(trace.names == ["job", "job ends", "onCancel", "resumed"])
+            // No other thread was woken: the job's thread left the loop to run both.
+            #expect(trace.thread(of: "onCancel") == trace.thread(of: "job"))
+            #expect(trace.thread(of: "resumed") == trace.thread(of: "job"))
+            return true
         }
-        #expect(await eventually { parked.withLock { $0 != nil } })
-        await loop.runUserCode(trace) { handler.cancel() }
-        #expect(await eventually { trace.has("resumed") })
-        #expect(trace.names == ["job", "job ends", "onCancel", "resumed"])
-        // No other thread was woken: the job's thread left the loop to run both.
-        #expect(trace.thread(of: "onCancel") == trace.thread(of: "job"))
-        #expect(trace.thread(of: "resumed") == trace.thread(of: "job"))
+        #expect(inline, "the cancel's user code never ran on the loop's thread")
         #expect(await loop.ping())
     }
 
@@ -204,27 +216,32 @@ struct HandlerExecutorTests {
         }
         #expect(offLoop.names == ["elsewhere", "body"])
 
-        let trace = Trace()
         let loop = LoopActor()
-        let release = Atomic(false)
-        await loop.startHandlers(
-            trace,
-            [
-                {
-                    trace.note("blocker")
-                    for _ in 0..<20_000 where !release.load(ordering: .acquiring) { usleep(1_000) }
-                }
-            ])
-        // The standby thread took the loop over; no thread stands by while the blocker runs.
-        #expect(await eventually { trace.has("then") })
-        let stuck = Trace()
-        await loop.runUserCode(stuck) { stuck.note("body") }
-        #expect(await eventually { stuck.has("body") })
-        #expect(stuck.names.prefix(2) == ["job", "job ends"])
-        #expect(stuck.has("elsewhere"))
-        #expect(stuck.thread(of: "body") != trace.thread(of: "blocker"))
-        #expect(stuck.thread(of: "body") != stuck.thread(of: "job"))
-        release.store(true, ordering: .releasing)
+        let blocked = await whileInline {
+            let trace = Trace()
+            let release = Atomic(false)
+            defer { release.store(true, ordering: .releasing) }
+            await loop.startHandlers(
+                trace,
+                [
+                    {
+                        trace.note("blocker")
+                        for _ in 0..<20_000 where !release.load(ordering: .acquiring) { usleep(1_000) }
+                    }
+                ])
+            // The standby thread took the loop over; no thread stands by while the blocker runs.
+            #expect(await eventually { trace.has("then") && trace.has("blocker") })
+            guard trace.thread(of: "blocker") == trace.thread(of: "job") else { return false }
+            let stuck = Trace()
+            await loop.runUserCode(stuck) { stuck.note("body") }
+            #expect(await eventually { stuck.has("body") })
+            #expect(stuck.names.prefix(2) == ["job", "job ends"])
+            #expect(stuck.has("elsewhere"))
+            #expect(stuck.thread(of: "body") != trace.thread(of: "blocker"))
+            #expect(stuck.thread(of: "body") != stuck.thread(of: "job"))
+            return true
+        }
+        #expect(blocked, "the blocker never started on the loop's thread")
         // Once the blocker's thread stands by again, user code runs on the loop's thread again.
         var inline = false
         for _ in 0..<1_000 where !inline {
