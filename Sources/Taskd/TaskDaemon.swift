@@ -26,10 +26,13 @@ public struct TaskDaemon: Sendable {
     public var name: String
     /// The app's version, for `--version` and `GetInfo`; nil reports taskd's own.
     public var version: String?
-    package var registrations: [TaskRegistration] = []
+    private var chain: RegistrationChain?
+    /// Each task's registration, in the order of their last registration (a task registered again
+    /// takes its new place).
+    package var registrations: [TaskRegistration] { chain?.latest.map(\.registration) ?? [] }
     /// What is wrong with the registrations (a calendar that does not parse), one line each,
     /// `TASK: problem`: the daemon refuses to start with any.
-    package var problems: [String] = []
+    package var problems: [String] { chain?.latest.flatMap(\.problems) ?? [] }
 
     public init(name: String = "taskd", version: String? = nil) {
         self.name = name
@@ -109,20 +112,20 @@ public struct TaskDaemon: Sendable {
         definition.progressTimeout = progressTimeout.map(TimeSpan.init) ?? .zero
         for requirement in requires { requirement.apply(&definition) }
         for alerting in alerts { alerting.apply(&definition) }
-        copy.problems.removeAll { $0.hasPrefix("\(key.identifier): ") }
+        var problems: [String] = []
         for part in schedule {
             do throws(CalendarError) {
                 try part.apply(&definition)
             } catch {
-                copy.problems.append("\(key.identifier): \(error)")
+                problems.append("\(key.identifier): \(error)")
             }
         }
         // `every:` alone: the first run comes one interval after the start.
         if definition.onStartup.isEmpty, let first = definition.onUnitActive.min() {
             definition.onStartup = [first]
         }
-        copy.registrations.removeAll { $0.definition.key == key }
-        copy.registrations.append(TaskRegistration(definition: definition, handler: handler))
+        copy.chain = RegistrationChain(
+            TaskRegistration(definition: definition, handler: handler), problems: problems, previous: chain)
         return copy
     }
 

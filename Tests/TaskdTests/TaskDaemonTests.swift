@@ -59,6 +59,23 @@ struct TaskDaemonTests {
         #expect(await daemon.run(arguments: ["--check-config", "--config", "/nonexistent"]) == 1)
     }
 
+    @Test("a task registered again replaces its registration and problems, and takes its new place")
+    func registeredAgain() {
+        let base = TaskDaemon(name: "app")
+            .backgroundTask(.processing("report"), schedule: [.calendar("Mon..Fry 09:00")]) { _ in }
+            .backgroundTask(.appRefresh("feed")) { _ in }
+        let fixed = base.backgroundTask(.processing("report"), schedule: [.calendar("Mon..Fri 09:00")]) { _ in }
+        #expect(fixed.registrations.map(\.definition.key.identifier) == ["feed", "report"])
+        #expect(fixed.registrations.last?.definition.onCalendar.count == 1)
+        #expect(fixed.problems.isEmpty)
+        // A builder is a value: the one it came from, and another made from it, are unchanged.
+        let other = base.backgroundTask(.appRefresh("mail")) { _ in }
+        #expect(base.registrations.map(\.definition.key.identifier) == ["report", "feed"])
+        #expect(base.problems.count == 1)
+        #expect(other.registrations.map(\.definition.key.identifier) == ["report", "feed", "mail"])
+        #expect(other.problems.count == 1)
+    }
+
     @Test("requires: sets the conditions, MaxDeferSec= and ConditionLost= a task file would")
     func requirements() {
         let daemon = TaskDaemon()
