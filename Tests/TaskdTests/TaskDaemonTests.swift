@@ -76,6 +76,14 @@ struct TaskDaemonTests {
         #expect(other.problems.count == 1)
     }
 
+    @Test("a builder of 50,000 registrations is made, read and freed")
+    func manyRegistrations() {
+        var daemon: TaskDaemon? = TaskDaemon(name: "app")
+        for i in 0..<50_000 { daemon = daemon!.backgroundTask(.appRefresh("t\(i)")) { _ in } }
+        #expect(daemon!.registrations.count == 50_000)
+        daemon = nil
+    }
+
     @Test("requires: sets the conditions, MaxDeferSec= and ConditionLost= a task file would")
     func requirements() {
         let daemon = TaskDaemon()
