@@ -72,7 +72,14 @@ def test_a_full_state_folder_is_reported_scheduling_goes_on_and_no_file_is_corru
 
 
 def read_only(folder):
-    subprocess.run(["mount", "--bind", "-o", "ro", str(folder), str(folder)], check=True)
+    """Stacks a read-only bind mount of `folder` over it, made read-only before it is in place: a
+    bind made over the folder and then set read-only fails (EBUSY) if taskd opens a file for
+    writing through it in between."""
+    staging = folder.parent / f"{folder.name}.ro"
+    staging.mkdir()
+    subprocess.run(["mount", "--bind", str(folder), str(staging)], check=True)
+    subprocess.run(["mount", "-o", "remount,bind,ro", str(staging)], check=True)
+    subprocess.run(["mount", "--move", str(staging), str(folder)], check=True)
 
 
 def test_a_read_only_state_folder_is_reported_scheduling_goes_on_and_no_file_is_corrupted(daemon_factory):
