@@ -53,6 +53,8 @@ section oom-status; taskctl status oom
 section peak; timeout 120 taskctl wake peak --wait --json
 section limits; timeout 120 taskctl wake limits --wait --json
 section quota; timeout 120 taskctl wake quota --wait --json
+# The example's appRefresh runs 10 s after the start, maybe now: the cgroups are listed once no run is active.
+timeout 120 taskctl drain --timeout 100s >/dev/null
 section leftovers; ls /sys/fs/cgroup/system.slice/taskd-runs.scope /sys/fs/cgroup/system.slice/taskd.service
 journalctl --sync
 section journal; journalctl -u taskd -o json --no-pager
