@@ -38,3 +38,14 @@ public struct DaemonSettings: Hashable, Sendable {
         self.socketPath = socketPath
     }
 }
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension DaemonSettings {
+    /// `MaxConcurrentRuns=`, or the number of online CPUs.
+    public var effectiveMaxConcurrentRuns: Int {
+        maxConcurrentRuns ?? max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}

@@ -32,7 +32,9 @@ struct ControlServiceTests {
 
     let scheduler = FakeScheduler()
     var service: ControlService<FakeScheduler> {
-        ControlService(scheduler: scheduler, log: NullLog(), product: "taskd-test", version: "9")
+        ControlService(
+            scheduler: scheduler, log: NullLog(), product: "taskd-test", version: "9", rows: FakeScheduler.componentRows
+        )
     }
 
     /// The one reply `call` got, served as the socket serves it.

@@ -72,6 +72,40 @@ actor FakeScheduler: SchedulerControl {
     }
     func reload() async -> Result<ReloadDiff, Failure> { .failure(Failure(errors: ["a.task:1: bad"])) }
 
+    /// The rows of the methods a daemon's components serve (`ControlService`'s `rows`), served here
+    /// by the fake's own methods: Submit, Drain, EndDrain, Upgrade and Fleet.
+    static var componentRows: [MethodRow<FakeScheduler>] {
+        [
+            MethodRow(SchedulerInterface.Submit.self) { p, call, scheduler in
+                Task(executorPreference: EventLoop.shared) {
+                    do {
+                        call.reply(.init(task: try await scheduler.submit(p, peer: call.peer)))
+                    } catch {
+                        call.fail((error as? any VarlinkErrorConvertible)?.varlinkError ?? Refusal().varlinkError)
+                    }
+                }
+            },
+            MethodRow(SchedulerInterface.Drain.self) { p, call, scheduler in
+                try scheduler.drain(timeout: p.timeoutUSec, peer: call.peer) { drained, runs in
+                    call.reply(.init(drained: drained, runs: runs))
+                }
+            },
+            MethodRow(SchedulerInterface.EndDrain.self) { _, call, scheduler in
+                call.reply(.init(waiting: try scheduler.endDrain(peer: call.peer)))
+            },
+            MethodRow(SchedulerInterface.Upgrade.self) { _, call, scheduler in
+                try scheduler.upgrade(peer: call.peer) { result in
+                    if case .failure(let failure) = result {
+                        call.fail(VarlinkError(SchedulerInterface.upgradeFailed, ["reason": .string(failure.reason)]))
+                    }
+                }
+            },
+            MethodRow(SchedulerInterface.Fleet.self) { _, call, _ in
+                call.reply(.init(name: nil, host: nil, hosts: [], claims: []))
+            },
+        ]
+    }
+
     nonisolated func isolatedOnLoop<T: Sendable>(_ body: (isolated FakeScheduler) throws -> T) rethrows -> T {
         try assumeIsolated(body)
     }

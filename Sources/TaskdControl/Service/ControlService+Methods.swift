@@ -3,8 +3,8 @@ import TaskdIO
 import TaskdProtocol
 
 /// The method table: a row per method of both interfaces, its typed parameters to the scheduler's
-/// request, its result to its typed reply. A new method is a row here, its `VarlinkMethod` type,
-/// its IDL text and taskctl's command.
+/// request, its result to its typed reply. A new method is a row here (or, for one a component of
+/// the scheduler serves, among its rows), its `VarlinkMethod` type, its IDL text and taskctl's command.
 extension ControlService {
     typealias Row = MethodRow<Scheduler>
 
@@ -34,10 +34,6 @@ extension ControlService {
             Row(SchedulerInterface.Cancel.self) { p, call, scheduler in
                 call.reply(.init(runs: try scheduler.cancel(target: p.target, peer: call.peer)))
             },
-            Row(SchedulerInterface.Submit.self) { p, call, scheduler in
-                // Off the loop's turn: the file is written and synced first.
-                Task(executorPreference: EventLoop.shared) { await submit(p, call, scheduler) }
-            },
             Row(SchedulerInterface.Pause.self) { p, call, scheduler in
                 let tasks = try scheduler.pause(
                     target: p.target, until: p.untilUSec, note: p.note ?? "", peer: call.peer)
@@ -47,33 +43,6 @@ extension ControlService {
                 call.reply(.init(tasks: try scheduler.resume(target: p.target, peer: call.peer)))
             },
             Row(SchedulerInterface.Why.self, why),
-            Row(SchedulerInterface.Drain.self) { p, call, scheduler in
-                try scheduler.drain(timeout: p.timeoutUSec, peer: call.peer) { drained, runs in
-                    call.reply(.init(drained: drained, runs: runs))
-                }
-            },
-            Row(SchedulerInterface.EndDrain.self) { _, call, scheduler in
-                call.reply(.init(waiting: try scheduler.endDrain(peer: call.peer)))
-            },
-            Row(SchedulerInterface.Upgrade.self) { _, call, scheduler in
-                try scheduler.upgrade(peer: call.peer) { result in
-                    switch result {
-                    case .success(let reply): call.reply(reply)
-                    case .failure(let failure):
-                        call.fail(VarlinkError(SchedulerInterface.upgradeFailed, ["reason": .string(failure.reason)]))
-                    }
-                }
-            },
-            Row(SchedulerInterface.Fleet.self) { _, call, scheduler in
-                scheduler.fleet { result in
-                    switch result {
-                    case .success(let reply): call.reply(reply)
-                    case .failure(let failure):
-                        call.fail(
-                            VarlinkError(SchedulerInterface.fleetUnavailable, ["reason": .string(failure.reason)]))
-                    }
-                }
-            },
             Row(SchedulerInterface.Metrics.self) { _, call, scheduler in
                 call.reply(.init(text: String(decoding: scheduler.metrics(prometheus: false), as: UTF8.self)))
             },
@@ -116,20 +85,6 @@ extension ControlService {
         let runs = try scheduler.follow(
             runIDs: p.runIds, watch: follower.update, followRetries: p.followRetries ?? true)
         follower.acknowledged(runs)
-    }
-
-    /// Adds a submitted task once its file is on disk; a refusal is answered with its error.
-    static func submit(
-        _ p: SchedulerInterface.Submit.Parameters, _ call: MethodCall<SchedulerInterface.Submit.Reply>,
-        _ scheduler: Scheduler
-    ) async {
-        do {
-            call.reply(.init(task: try await scheduler.submit(p, peer: call.peer)))
-        } catch let error as any VarlinkErrorConvertible {
-            call.fail(error.varlinkError)
-        } catch {
-            call.fail(VarlinkError(SchedulerInterface.invalidRequest, ["reason": .string("\(error)")]))
-        }
     }
 
     /// Why the task is not running, each reason with the journal's MESSAGE_ID for it.

@@ -10,14 +10,17 @@ public struct ControlService<Scheduler: SchedulerControl>: Sendable {
     /// Method name → its row.
     let methods: [String: MethodRow<Scheduler>]
 
-    /// `product` and `version` are what `GetInfo` reports: the daemon's name and its app's version.
-    public init(scheduler: Scheduler, log: any ControlLog, product: String, version: String) {
+    /// `product` and `version` are what `GetInfo` reports: the daemon's name and its app's version;
+    /// `rows` are the methods the scheduler's components serve, beside the table's.
+    public init(
+        scheduler: Scheduler, log: any ControlLog, product: String, version: String, rows: [MethodRow<Scheduler>] = []
+    ) {
         self.scheduler = scheduler
         self.log = log
         let info = VarlinkServiceInterface.GetInfo.Reply(
             vendor: "taskd", product: product, version: version, url: "file:///usr/share/doc/taskd/README.md",
             interfaces: [VarlinkServiceInterface.name, SchedulerInterface.name])
-        methods = Dictionary(uniqueKeysWithValues: Self.table(info: info).map { ($0.name, $0) })
+        methods = Dictionary(uniqueKeysWithValues: (Self.table(info: info) + rows).map { ($0.name, $0) })
     }
 
     /// The names of the methods served, sorted.

@@ -19,27 +19,11 @@ public protocol SchedulerControl: Actor {
         reply: @escaping @Sendable ([RunInfo]) -> Void
     ) throws
     func cancel(target: String, peer: PeerCredentials) throws -> [RunInfo]
-    /// Adds a submitted task once it is on disk (see `SchedulerInterface.Submit`).
-    func submit(_ p: SchedulerInterface.Submit.Parameters, peer: PeerCredentials) async throws -> TaskInfo
     /// The runs by id; with `watch`, their later states (see `wake`).
     func follow(runIDs: [String], watch: (@Sendable (RunInfo) -> Void)?, followRetries: Bool) throws -> [RunInfo]
     func pause(target: String, until: UInt64?, note: String, peer: PeerCredentials) throws -> [String]
     func resume(target: String, peer: PeerCredentials) throws -> [String]
     func why(name: String) throws -> (TaskKey, [(WhyReason, ReasonMessageID?)])
-    /// Starts a drain (`peer` must be an admin); `reply` gets whether no run is active, and the
-    /// runs still active, once none is or `timeout` (µs) has passed.
-    func drain(timeout: UInt64?, peer: PeerCredentials, reply: @escaping @Sendable (Bool, [RunInfo]) -> Void) throws
-    /// Ends the drain (`peer` must be an admin); returns how many runs waited for it.
-    func endDrain(peer: PeerCredentials) throws -> Int
-    /// Asks for an upgrade in place (`peer` must be an admin); `reply` gets the reply, or why it
-    /// did not happen.
-    func upgrade(
-        peer: PeerCredentials,
-        reply: @escaping @Sendable (Result<SchedulerInterface.Upgrade.Reply, UpgradeFailure>) -> Void
-    ) throws
-    /// The fleet as etcd has it now (`Fleet`): `reply` gets it, or why etcd could not tell, on any
-    /// thread. A scheduler with no fleet replies with none (the default).
-    func fleet(reply: @escaping @Sendable (Result<SchedulerInterface.Fleet.Reply, FleetFailure>) -> Void)
     func metrics(prometheus: Bool) -> [UInt8]
     func list() -> [TaskInfo]
     func status(name: String) throws -> TaskInfo
@@ -47,10 +31,4 @@ public protocol SchedulerControl: Actor {
     func reload() async -> Result<ReloadDiff, ReloadError>
     /// Runs `body` on the actor, synchronously: the caller is on the actor's executor already.
     nonisolated func isolatedOnLoop<T: Sendable>(_ body: (isolated Self) throws -> T) rethrows -> T
-}
-
-extension SchedulerControl {
-    public func fleet(reply: @escaping @Sendable (Result<SchedulerInterface.Fleet.Reply, FleetFailure>) -> Void) {
-        reply(.success(.init(name: nil, host: nil, hosts: [], claims: [])))
-    }
 }

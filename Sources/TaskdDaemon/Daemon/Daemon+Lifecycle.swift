@@ -12,8 +12,11 @@ extension Daemon {
         let throughPool = !swift.isEmpty
         status.startWatchdog(every: interval) { [weak self] pet in
             guard let self else { return }
-            guard throughPool else { return self.onLoop { _ in pet() } }
-            Task(executorPreference: globalConcurrentExecutor) { self.onLoop { _ in pet() } }
+            if throughPool {
+                Task(executorPreference: globalConcurrentExecutor) { self.onLoop { _ in pet() } }
+            } else {
+                self.onLoop { _ in pet() }
+            }
         }
     }
 
@@ -25,15 +28,11 @@ extension Daemon {
         defer {
             status.reset()
             status.notifier.notify("READY=1")
-            status.send(statusText)
+            sendStatus()
         }
-        let load = loadConfig
+        let load = ports.loadConfig
         let config = await Thread.run { load() }
-        for d in config.diagnostics {
-            journal.daemon(
-                .configError, d.severity == .error ? 3 : 4, d.description,
-                [("CONFIG_FILE", d.location.file), ("CONFIG_LINE", String(d.location.line))])
-        }
+        journal.configDiagnostics(config.diagnostics)
         guard config.isValid else {
             let errors = config.diagnostics.filter { $0.severity == .error }.map(\.description)
             journal.daemon(
@@ -44,10 +43,10 @@ extension Daemon {
         for d in config.tasks where d.handler == .swift && !swift.has(d.key.identifier) {
             journal.daemon(.configError, 4, "\(d.key): no Swift handler is registered; its runs will fail")
         }
-        access = config.daemon.access
-        submitAccess = config.daemon.submitAccess
+        for component in components { component.reconfigure(config) }
         let (diff, actions) = apply(
-            config.tasks + submittedTasks, maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon))
+            config.tasks + component(Submissions.self).tasks(in: self),
+            maxConcurrentRuns: config.daemon.effectiveMaxConcurrentRuns)
         if !diff.added.isEmpty {
             let (loaded, problems) = await store.loadTasks(diff.added)
             for problem in problems { journal.daemon(.stateError, 4, problem) }
@@ -62,36 +61,32 @@ extension Daemon {
     /// conditions watched and the scheduler follow them. The caller performs the actions.
     func apply(_ tasks: [TaskDefinition], maxConcurrentRuns: Int? = nil) -> (ReloadDiff, [SchedulerAction]) {
         history.configure(tasks)
-        conditions.reconfigure(tasks)
-        watchConditions()
+        component(MachineLink.self).configure(tasks, in: self)
         let (diff, actions) = scheduler.reload(
             tasks, maxConcurrentRuns: maxConcurrentRuns ?? scheduler.maxConcurrentRuns, at: clock.now())
-        Self.checkChains(tasks, resolver: scheduler.resolver, journal: journal)
+        journal.checkChains(tasks, resolver: scheduler.resolver)
         return (diff, actions)
     }
 
     /// The run keeper, if any, exits: taskd stops and every run has ended (`shutdown`).
     package func quitKeeper() { commands.quitKeeper() }
 
-    /// Cancels every run (reason `shutdown`, or `restart` when systemd restarts taskd) and returns
-    /// once none is left: each ends by itself, or by the hard stop `CancelGraceSec` later. Their
-    /// acknowledged wakes run after the restart; with `restarting`, the runs cut short that answer
-    /// none are kept in the state folder to run again too (`CutRunsFile`).
-    package func shutdown(restarting: Bool = false) async {
-        let actions = scheduler.shutdown(at: clock.now(), reason: restarting ? .restart : .shutdown)
-        let grace = scheduler.runs.values.map(\.cancelGrace.microseconds).max() ?? 0
-        let count = scheduler.runs.values.filter(\.isActive).count
-        status.notifier.notify("STOPPING=1\nSTATUS=Stopping: cancelling \(count) run(s)")
-        if grace > 0 { status.notifier.notify("EXTEND_TIMEOUT_USEC=\(grace + 5_000_000)") }
-        journal.daemon(
-            .daemonStopping, 5,
-            restarting
-                ? "restarting: cancelling \(count) run(s), to run again once taskd is back"
-                : "stopping: cancelling \(count) run(s)")
+    /// Cancels the runs among `runIDs` still in progress, for `reason`.
+    func cancelRuns(_ runIDs: [String], reason: CancelReason) {
+        var actions: [SchedulerAction] = []
+        for id in runIDs where scheduler.runs[id] != nil {
+            if let cancelled = try? scheduler.cancel(target: id, reason: reason, at: clock.now()) {
+                actions += cancelled.actions
+            }
+        }
         perform(actions)
-        if !scheduler.runs.isEmpty { await withCheckedContinuation { stopWaiters.append($0) } }
-        await store.waitDurable(store.add([]))
-        let cut = scheduler.takeCutShort()
-        if !cut.isEmpty, let problem = cutRuns?.save(cut) { journal.daemon(.stateError, 3, problem) }
+    }
+
+    /// Whether the command runs outlive taskd's unit (the run keeper is in a scope of its own).
+    package var commandsOutliveUnit: Bool { commands.runsOutliveUnit }
+
+    /// Runs `body` isolated to the daemon: a component's request from outside the loop.
+    package func withIsolation<T: Sendable>(_ body: @Sendable (isolated Daemon) async throws -> T) async rethrows -> T {
+        try await body(self)
     }
 }

@@ -7,32 +7,12 @@ import TaskdSystem
 /// What clients ask of the daemon (the control service calls these on the event loop): access,
 /// wakes, cancels, pauses, and what the tasks and runs are.
 extension Daemon {
-    // MARK: Access
+    // MARK: Access (`AccessControl`)
 
-    /// Throws `permissionDenied` unless the peer may use the socket (`AllowUsers=`, `AllowGroups=`).
-    package func checkAccess(_ peer: PeerCredentials) throws {
-        guard AccessList.allows(access, uid: peer.uid, gid: peer.gid, groups: peer.groups, owner: owner) else {
-            throw DaemonError.permissionDenied("uid \(peer.uid) may not use taskd (AllowUsers=, AllowGroups=)")
-        }
-    }
-
-    /// Throws `permissionDenied` unless the peer may wake or cancel every task of `keys` (`WakeUsers=`, `WakeGroups=`).
+    package func checkAccess(_ peer: PeerCredentials) throws { try component(AccessControl.self).checkAccess(peer) }
+    package func checkAdmin(_ peer: PeerCredentials) throws { try AccessControl.checkAdmin(peer) }
     func checkWake(_ peer: PeerCredentials, _ keys: [TaskKey]) throws {
-        for key in keys {
-            let rule = scheduler.tasks[key]?.definition.wakeAccess
-            guard AccessList.allows(rule, uid: peer.uid, gid: peer.gid, groups: peer.groups, owner: owner) else {
-                throw DaemonError.permissionDenied(
-                    "uid \(peer.uid) may not wake or cancel \(key) (WakeUsers=, WakeGroups=)")
-            }
-        }
-    }
-
-    /// Throws `permissionDenied` unless the peer is root or taskd's own user (reload, drain).
-    package func checkAdmin(_ peer: PeerCredentials) throws {
-        guard peer.uid == 0 || peer.uid == owner else {
-            throw DaemonError.permissionDenied(
-                "uid \(peer.uid) may not reload or drain taskd: only root and taskd's own user may")
-        }
+        try AccessControl.checkWake(peer, keys, scheduler.tasks)
     }
 
     // MARK: Wakes and cancels
@@ -52,7 +32,7 @@ extension Daemon {
         let keys = try scheduler.resolver.resolve(target)
         try checkWake(peer, keys)
         metrics.countWake()
-        refreshSampled()
+        component(MachineLink.self).refreshSampled(in: self)
         let now = clock.now()
         let wakes = keys.map {
             WakeRecord(
@@ -89,20 +69,7 @@ extension Daemon {
     package func follow(
         runIDs: [String], watch: (@Sendable (RunInfo) -> Void)?, followRetries: Bool
     ) throws -> [RunInfo] {
-        var infos: [RunInfo] = []
-        var live: Set<String> = []
-        for id in runIDs {
-            if let run = scheduler.runs[id] {
-                infos.append(RunInfo(run, disposition: .started))
-                live.insert(id)
-            } else if let ended = history.ended(id) {
-                infos.append(ended)
-            } else {
-                throw DaemonError.noSuchRun(id)
-            }
-        }
-        if let watch { watchers.add(live, followRetries: followRetries, notify: watch) }
-        return infos
+        try watchers.follow(runIDs, live: scheduler.runs, history: history, watch: watch, followRetries: followRetries)
     }
 
     /// Starts a run of `key` as `trigger` would, as attempt `attempt` (`TaskdTesting`'s `start`);
@@ -118,12 +85,7 @@ extension Daemon {
 
     /// The run as it is now: in progress, or as the history recorded its end.
     func latest(_ run: Run, disposition: WakeDisposition) -> RunInfo {
-        if let now = scheduler.runs[run.id] { return RunInfo(now, disposition: disposition) }
-        if var ended = history.ended(run.id, of: run.key) {
-            ended.disposition = disposition
-            return ended
-        }
-        return RunInfo(run, disposition: disposition)
+        history.latest(run, live: scheduler.runs[run.id], disposition: disposition)
     }
 
     /// Cancels a run by id, or every run, queued run and retry of the tasks the target names.
@@ -135,7 +97,9 @@ extension Daemon {
         perform(actions)
         // A submitted task the target names is withdrawn: it does not run again. A run named by its
         // id is only that run (a spent task goes once it ends, as any).
-        if !byRunID { withdraw(Set(keys), reason: "cancelled by uid \(peer.uid)") }
+        if !byRunID {
+            component(Submissions.self).withdraw(Set(keys), reason: "cancelled by uid \(peer.uid)", in: self)
+        }
         return runs.map { run in scheduler.runs[run.id].map { RunInfo($0) } ?? latest(run, disposition: .started) }
     }
 
@@ -162,7 +126,9 @@ extension Daemon {
     package func why(name: String) throws -> (TaskKey, [(WhyReason, MessageID?)]) {
         let key = try scheduler.resolver.resolveOne(name)
         let now = clock.now()
-        return (key, fleetWhy(key, scheduler.explain(key, at: now), at: now).map { ($0, MessageID.behind($0.code)) })
+        var reasons = scheduler.explain(key, at: now)
+        for component in components { reasons = component.why(key, reasons, at: now, in: self) }
+        return (key, reasons.map { ($0, MessageID.behind($0.code)) })
     }
 
     /// The metrics, in the OpenMetrics text format (or the Prometheus one, for `MetricsFile=`).
@@ -186,20 +152,10 @@ extension Daemon {
         return Array((history.records[key]?.history ?? []).suffix(limit).reversed())
     }
 
+    /// The task as `list` and `status` show it, with what its components add.
     func info(for key: TaskKey, now: ClockReading) -> TaskInfo {
-        let state = scheduler.tasks[key]!
-        let record = history.records[key] ?? TaskRecord()
-        var info = TaskInfo(
-            state, current: state.currentRunID.flatMap { scheduler.runs[$0] },
-            instances: state.instances.compactMap { scheduler.runs[$0] },
-            queued: state.queue.compactMap { scheduler.runs[$0] }, recent: Array(record.history.suffix(5).reversed()),
-            last: record.lastResult, health: scheduler.health(of: key), now: now)
-        info.show(record.checkpoint)
-        if !fleetRuns.isEmpty, let id = state.currentRunID, let hold = fleetRuns[id], hold.pending {
-            info.current?.waitingFor =
-                hold.unreachable.map { "etcd, to claim its slot: \($0) (FleetUnavailable=wait)" }
-                ?? "etcd, to claim its slot"
-        }
+        var info = scheduler.info(for: key, record: history.records[key], now: now)
+        for component in components { component.describe(&info, of: scheduler.tasks[key]!, in: self) }
         return info
     }
 }

@@ -1,15 +1,9 @@
 import TaskScheduling
 import TaskdConfig
 import TaskdControl
-import TaskdFleet
 import TaskdIO
-import TaskdMachine
 import TaskdProcess
 import TaskdProtocol
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The daemon: a thin interpreter between the outside world and the pure `Scheduler`. Inputs
 /// (requests, handler ends, machine events, its timer) go to the scheduler; `perform` carries out
@@ -20,17 +14,8 @@ package actor Daemon {
     package nonisolated var unownedExecutor: UnownedSerialExecutor { EventLoop.shared.asUnownedSerialExecutor() }
 
     var scheduler: Scheduler
-    let clock: any DaemonClock
-    let journal: EventJournal
-    let store: any RunStore
-    let cutRuns: CutRunsFile?
-    /// The runs in progress on disk (`ActiveRunsFile`): each one's snapshot as it started, and
-    /// whether the set changed since it was last handed to the file.
-    let activeRuns: ActiveRunsFile?
-    var activeSnapshots: [String: RunSnapshot] = [:]
-    var activeChanged = false
-    let loadConfig: @Sendable () -> LoadedConfig
-    let commands: any CommandLauncher
+    /// The outside world: clock, launcher, machine, store, journal, fleet (`DaemonPorts`).
+    let ports: DaemonPorts
     let swift: SwiftHandlerLauncher
     let history: RunHistory
     let watchers: RunWatchers
@@ -39,104 +24,61 @@ package actor Daemon {
     /// Who hears of every event, in order: the journal, the metrics, the history, the watchers,
     /// and whoever subscribed (`subscribe`).
     var observers: [any RunEventObserver]
-    /// The machine (made at `start`, as it reports to the daemon); see `Daemon+Machine`.
-    var machine: (any MachinePort)!
-    /// Inhibitor locks the scheduler took or released before there was a machine (`start`).
-    var locksBeforeStart: [(SleepInhibitor, Bool)] = []
-    let makeMachine: @Sendable (@escaping @Sendable (MachineEvent) -> Void) -> any MachinePort
-    var conditions: ConditionsInUse
-    /// The fleet (made at `start`, as it reports to the daemon; nil: none), and its runs' claims;
-    /// see `Daemon+Fleet`.
-    let makeFleet: (@Sendable (@escaping @Sendable (FleetEvent) -> Void) -> any FleetPort)?
-    var fleet: (any FleetPort)?
-    var fleetRuns: [String: FleetHold] = [:]
-    /// The timer of the claims asked again (`FleetUnavailable=wait`); why etcd is unreachable, if it is.
-    var fleetTimer: (any DaemonTimer)?
-    var fleetUnreachable: String?
+    /// The features with state of their own, in the order their hooks are called (`DaemonComponent`).
+    let components: [any DaemonComponent]
     /// The deadline timer, armed for the scheduler's next deadline.
     var timer: (any DaemonTimer)?
     var timerDeadline: UInt64?
-    var stopWaiters: [CheckedContinuation<Void, Never>] = []
-    /// The `Drain` calls waiting for the active runs to end, and the timer of their timeouts.
-    var drainCalls = DrainCalls()
-    var drainTimer: (any DaemonTimer)?
-    /// The `Upgrade` calls waiting for the upgrade they asked for, and whoever waits for the Swift
-    /// handlers' runs to end before it (see `Daemon+Upgrade`).
-    var upgradeCalls: [@Sendable (Result<SchedulerInterface.Upgrade.Reply, UpgradeFailure>) -> Void] = []
-    var upgradeWaiters: [CheckedContinuation<Void, Never>] = []
     var recordRandom = SystemRandom()
-    /// `AllowUsers=`/`AllowGroups=` of the configuration in effect.
-    var access: AccessList?
-    let owner = geteuid()
-    /// Submitted tasks (`Daemon+Submit`): their files, who may submit (`SubmitUsers=`,
-    /// `SubmitGroups=`), the names being written, and those whose run ended (spent, maybe).
-    let submitted: SubmittedFolder
-    var submitAccess: AccessList?
-    var submitting: Set<String> = []
-    var submittedEnded: Set<TaskKey> = []
+
+    var clock: any DaemonClock { ports.clock }
+    var journal: EventJournal { ports.journal }
+    var store: any RunStore { ports.store }
+    var commands: any CommandLauncher { ports.commands }
 
     package init(
         config: LoadedConfig, handlers: [String: TaskHandler], records: [TaskKey: TaskRecord], ports: DaemonPorts
     ) {
-        clock = ports.clock
+        self.ports = ports
         scheduler = Scheduler(
             definitions: config.tasks, startedAt: ports.clock.now(), random: ports.random,
             machineID: ports.machineID, persistedTriggers: records.compactMapValues(\.lastTriggerUSec),
             persistedRequests: records.compactMapValues(\.requestedUSec),
             persistedHealth: records.compactMapValues(\.knownHealth),
-            maxConcurrentRuns: Self.maxConcurrentRuns(config.daemon),
+            maxConcurrentRuns: config.daemon.effectiveMaxConcurrentRuns,
             watchesSleep: config.daemon.watchSleep ?? true)
-        journal = ports.journal
-        store = ports.store
-        cutRuns = ports.cutRuns
-        activeRuns = ports.activeRuns
-        loadConfig = ports.loadConfig
-        commands = ports.commands
-        makeMachine = ports.machine
-        makeFleet = ports.fleet
         swift = SwiftHandlerLauncher(handlers: handlers)
         history = RunHistory(records: records, store: ports.store, tasks: config.tasks)
         watchers = RunWatchers(clock: ports.clock)
         metrics = MetricsPublisher(file: config.daemon.metricsFile, clock: ports.clock)
         status = ServiceStatus(notifier: ports.notifier, clock: ports.clock)
         observers = [JournalObserver(journal: ports.journal), metrics, history, watchers]
-        conditions = ConditionsInUse(config.tasks)
-        access = config.daemon.access
-        submitAccess = config.daemon.submitAccess
-        submitted = ports.submitted
-        Self.checkChains(config.tasks, resolver: scheduler.resolver, journal: journal)
+        components = Self.kinds.map { $0.init(config: config, ports: ports) }
+        ports.journal.checkChains(config.tasks, resolver: scheduler.resolver)
     }
 
-    /// `MaxConcurrentRuns=`, or the number of online CPUs.
-    static func maxConcurrentRuns(_ settings: DaemonSettings) -> Int {
-        settings.maxConcurrentRuns ?? max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    /// The kinds of component, in the order they hear of events: the fleet before the others (it
+    /// holds back a run's start until its claim is won). A new feature with state of its own is a line here.
+    static var kinds: [any DaemonComponent.Type] {
+        [
+            AccessControl.self, FleetClaims.self, MachineLink.self, Submissions.self, ActiveRuns.self, Drains.self,
+            Upgrades.self,
+        ]
+    }
+
+    /// The component of type `C` (every kind is registered once, at `init`).
+    package func component<C: DaemonComponent>(_ type: C.Type) -> C {
+        for component in components { if let found = component as? C { return found } }
+        preconditionFailure("no component \(C.self)")
     }
 
     /// Replays the wakes acknowledged before a crash or stop that had not been answered, then
     /// fires what is due at start-up (`OnStartupSec=0`) and arms the timer.
     package func start(recovering wakes: [WakeRecord]) {
-        // The conditions first: a replayed wake of a task that needs AC power waits for it.
-        machine = makeMachine { [weak self] event in self?.onLoop { $0.machineChanged(event) } }
-        fleet = makeFleet? { [weak self] event in self?.onLoop { $0.fleetEvent(event) } }
-        for (lock, hold) in locksBeforeStart { inhibit(lock, hold: hold) }
-        locksBeforeStart = []
-        watchConditions()
-        var actions: [SchedulerAction] = []
-        var dropped: [String] = []
-        for wake in wakes {
-            let (result, more) = scheduler.wake(
-                key: wake.key, wakeID: wake.wakeID, payload: wake.payload, record: wake.id,
-                acknowledged: wake.acknowledgedUSec, at: clock.now())
-            if result == nil { dropped.append(wake.id) }
-            actions += more
-        }
-        if !wakes.isEmpty {
-            journal.daemon(
-                .wakesRecovered, 4,
-                "replaying \(wakes.count - dropped.count) acknowledged wake(s) that had not finished before the daemon stopped"
-                    + (dropped.isEmpty ? "" : "; \(dropped.count) of them name a task that no longer exists"),
-                [("TASKD_RECOVERED_WAKES", String(wakes.count - dropped.count))])
-        }
+        // The components first: a replayed wake of a task that needs AC power waits for it.
+        for component in components { component.start(in: self) }
+        let (actions, dropped) = scheduler.replay(wakes, at: clock.now())
+        journal.wakesRecovered(wakes.count, dropped: dropped.count)
         if !dropped.isEmpty { store.settle(dropped) }
         perform(actions)
         tick()
@@ -153,7 +95,7 @@ package actor Daemon {
     /// searching a calendar's next elapse is the costliest part of a firing, and no start needs it.
     func tick() {
         timerDeadline = nil
-        refreshSampled()
+        component(MachineLink.self).refreshSampled(in: self)
         let now = clock.now()
         watchers.releaseDue(at: now.monotonic)
         let rest = startRuns(in: scheduler.fire(at: now))
@@ -216,35 +158,14 @@ package actor Daemon {
                 saveHistory()
                 store.settle(ids)
             case .report(let event):
-                // A fleet run is told to have started once its claim is won (`Daemon+Fleet`).
-                if !fleetRuns.isEmpty, case .started(let run) = event, fleetRuns[run.id]?.pending == true {
-                    fleetRuns[run.id]?.startEvent = event
-                    continue
-                }
-                if case .ended(let run) = event {
-                    handlerGone(run)
-                    if run.key.kind == SubmittedTaskFile.kind { submittedEnded.insert(run.key) }
-                    if !fleetRuns.isEmpty, fleetRuns[run.id] != nil { fleetRunEnded(run) }
-                    if activeRuns != nil, activeSnapshots.removeValue(forKey: run.id) != nil { activeChanged = true }
-                } else if case .started(let run) = event, activeRuns != nil {
-                    activeSnapshots[run.id] = RunSnapshot(run)
-                    activeChanged = true
-                } else if case .coalesced(let run, _) = event {
-                    // It answers one more wake now: the next taskd that takes it over must know.
-                    if !run.inProcess { commands.joined(run) }
-                    if activeSnapshots[run.id] != nil {
-                        activeSnapshots[run.id] = RunSnapshot(run)
-                        activeChanged = true
-                    }
-                }
+                if !report(event) { continue }
                 for observer in observers { observer.observe(event) }
-            case .inhibit(let lock): inhibit(lock, hold: true)
-            case .release(let lock): inhibit(lock, hold: false)
+            case .inhibit(let lock): component(MachineLink.self).inhibit(lock, hold: true, in: self)
+            case .release(let lock): component(MachineLink.self).inhibit(lock, hold: false, in: self)
             }
         }
         saveHistory()
-        if !submittedEnded.isEmpty { retireSpent() }
-        if machine != nil { followMachine() }
+        for component in components { component.performed(in: self) }
         if metrics.file != nil { metrics.changed { [weak self] in self?.onLoop { $0.writeMetricsFile() } } }
         afterChange()
     }
@@ -255,19 +176,28 @@ package actor Daemon {
         return scheduler.handlerEnded(runID: run.id, termination: failure, at: clock.now())
     }
 
-    /// Starts the run's handler; returns a termination if it could not start. A run of a Swift
-    /// handler says so: it starts without a look at the task's definition.
+    /// Starts the run's handler, unless a component takes its start over (the fleet's claim);
+    /// returns a termination if it could not start.
     private func launch(_ run: Run) -> Termination? {
-        if let fleet, let definition = scheduler.tasks[run.key]?.definition, Self.claims(run, definition) {
-            claim(run, definition, fleet)
-            return nil
-        }
+        for component in components where component.takeStart(of: run, in: self) { return nil }
         return launchHandler(run)
     }
 
-    /// Starts the run's handler now, whatever its task's `Fleet=` says.
+    /// Routes a report to the components, and the launchers; false when one holds it back.
+    private func report(_ event: SchedulerEvent) -> Bool {
+        for component in components where !component.observe(event, in: self) { return false }
+        switch event {
+        case .ended(let run): if run.inProcess { swift.ended(run.id) } else { commands.ended(run.id) }
+        case .coalesced(let run, _) where !run.inProcess: commands.joined(run)
+        default: break
+        }
+        return true
+    }
+
+    /// Starts the run's handler now, whatever its task's `Fleet=` says. A run of a Swift handler
+    /// says so: it starts without a look at the task's definition.
     func launchHandler(_ run: Run) -> Termination? {
-        let run = resuming(run)
+        let run = history.resuming(run, scheduler.tasks[run.key]?.definition, journal: journal)
         if run.inProcess { return swift.start(run, now: clock.now(), daemon: self) }
         guard case .command(let spec)? = scheduler.tasks[run.key]?.definition.handler else {
             return .spawnFailed("unknown task")
@@ -278,19 +208,15 @@ package actor Daemon {
     /// Cancellation (`hard`: the hard stop) of a run's handler.
     /// Returns the actions of its end, if it ended at once.
     private func signal(_ run: Run, hard: Bool) -> [SchedulerAction] {
-        // No handler yet, its claim pending: it ends once etcd answers (`claimDecided`), or now if
-        // it only waits to ask again.
-        if !fleetRuns.isEmpty, fleetRuns[run.id]?.pending == true { return cancelWaitingClaim(run.id) }
+        for component in components {
+            if let actions = component.takeSignal(of: run, hard: hard, in: self) { return actions }
+        }
         switch (run.inProcess, hard) {
         case (true, false): swift.cancel(run.id)
         case (true, true): swift.abandon(run.id)
         case (false, _): commands.signal(run.id, hard: hard)
         }
         return []
-    }
-
-    private func handlerGone(_ run: Run) {
-        if run.inProcess { swift.ended(run.id) } else { commands.ended(run.id) }
     }
 
     /// Hands changed records to the store; watchers hear of ends once they are on disk.
@@ -308,36 +234,14 @@ package actor Daemon {
     }
 
     func afterChange(rearm: Bool = false) {
-        answerDrainCalls()
-        if activeChanged, let activeRuns {
-            activeChanged = false
-            activeRuns.save(activeSnapshots)
-        }
-        if scheduler.runs.isEmpty, !stopWaiters.isEmpty {
-            stopWaiters.forEach { $0.resume() }
-            stopWaiters.removeAll()
-        }
-        if !upgradeWaiters.isEmpty, scheduler.activeInProcess == 0 {
-            upgradeWaiters.forEach { $0.resume() }
-            upgradeWaiters.removeAll()
-        }
+        for component in components { component.changed(in: self) }
         armTimer(rearm: rearm)
         // The closure only when none is due yet: this runs after every batch of actions.
-        if !status.pending { status.changed { [weak self] in self?.onLoop { $0.status.send($0.statusText) } } }
+        if !status.pending { status.changed { [weak self] in self?.onLoop { $0.sendStatus() } } }
     }
 
-    /// `STATUS=`: runs active and queued, and the next timer.
-    var statusText: String {
-        let running = scheduler.activeCount
-        let waiting = scheduler.runs.count - running
-        var text = running == 0 ? "Idle" : "\(running) run(s) active"
-        if scheduler.isDraining { text = "Draining: " + (running == 0 ? "no run active" : text) }
-        if waiting > 0 { text += ", \(waiting) queued" }
-        if let (due, key) = scheduler.tasks.nextDue, !scheduler.isStopping {
-            text += "; next: \(key.identifier) at \(Timestamp.format(clock.now().realtime(at: due)))"
-        }
-        return text
-    }
+    /// `STATUS=` now.
+    func sendStatus() { status.send(status.text(scheduler, now: clock.now())) }
 
     // MARK: The event loop
 
@@ -359,6 +263,9 @@ package actor Daemon {
         try assumeIsolated(body)
     }
 }
+
+/// The daemon is what the control service drives: its request methods are the protocol's.
+extension Daemon: SchedulerControl {}
 
 extension Daemon: RunReporter {
     package nonisolated func progressed(runID: String, _ report: ProgressMailbox.Report?) {

@@ -117,8 +117,13 @@ extension DaemonProcess {
         _ daemon: Daemon, handoff: UpgradeHandoff?, keptRuns: [HandedRun], wakes: [WakeRecord],
         previouslyActive: [RunSnapshot], stateDirectory: String, journal: EventJournal
     ) async {
-        let adopted = await daemon.adopt(handoff?.runs ?? []).union(daemon.adopt(keptRuns, upgraded: false))
-        await daemon.carryTimers(handoff?.timers ?? [])
+        let adopted = await daemon.withIsolation { daemon in
+            let upgrades = daemon.component(Upgrades.self)
+            let adopted = upgrades.adopt(handoff?.runs ?? [], in: daemon)
+                .union(upgrades.adopt(keptRuns, upgraded: false, in: daemon))
+            daemon.scheduler.carryTimers(handoff?.timers ?? [], at: daemon.clock.now())
+            return adopted
+        }
         if let handoff {
             journal.daemon(
                 .upgraded, 5,
@@ -131,9 +136,12 @@ extension DaemonProcess {
         await daemon.start(recovering: wakes.filter { !adopted.contains($0.id) })
         let (cut, cutProblem) = CutRunsFile(directory: stateDirectory).take()
         if let cutProblem { journal.daemon(.stateError, 3, cutProblem) }
-        await daemon.replay(cut, after: "restart")
-        await daemon.replay(handoff?.replays ?? [], after: "upgrade")
-        await daemon.retireSpentAtStart()
+        await daemon.withIsolation { daemon in
+            let upgrades = daemon.component(Upgrades.self)
+            upgrades.replay(cut, after: "restart", in: daemon)
+            upgrades.replay(handoff?.replays ?? [], after: "upgrade", in: daemon)
+            daemon.component(Submissions.self).retireSpentAtStart(in: daemon)
+        }
         let handed = Set((handoff?.runs ?? []).map(\.run.id) + keptRuns.map(\.run.id))
         if !keptRuns.isEmpty {
             journal.daemon(
@@ -141,7 +149,8 @@ extension DaemonProcess {
                 "\(keptRuns.count) command run(s) outlived the previous taskd; taken over from taskd-keeper",
                 [("TASKD_KEPT_RUNS", String(keptRuns.count))])
         }
-        await daemon.recordLost(previouslyActive.filter { !handed.contains($0.id) })
+        let lost = previouslyActive.filter { !handed.contains($0.id) }
+        await daemon.withIsolation { $0.component(ActiveRuns.self).recordLost(lost, in: $0) }
     }
 
     /// Journals that taskd is ready, tells the service manager (READY=1, and the watchdog), and
@@ -168,10 +177,10 @@ extension DaemonProcess {
         _ daemon: Daemon, restarting: Bool, activeRuns: ActiveRunsFile, fleet: FleetSlot, journal: EventJournal
     ) async {
         if restarting, await daemon.commandsOutliveUnit {
-            await daemon.leaveRunsForRestart()
+            await daemon.withIsolation { await $0.component(Upgrades.self).leaveRunsForRestart(in: $0) }
             activeRuns.flush()
         } else {
-            await daemon.shutdown(restarting: restarting)
+            await daemon.withIsolation { await $0.component(Upgrades.self).shutdown(restarting: restarting, in: $0) }
             activeRuns.flush()
             // Every run has ended: the keeper has nothing left to keep.
             await daemon.quitKeeper()

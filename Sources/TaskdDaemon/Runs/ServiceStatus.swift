@@ -50,4 +50,17 @@ final class ServiceStatus: @unchecked Sendable {
         notifier.notify("WATCHDOG=1")
         watchdog?.arm(at: clock.now().monotonic &+ interval)
     }
+
+    /// `STATUS=`: runs active and queued, and the next timer.
+    func text(_ scheduler: Scheduler, now: ClockReading) -> String {
+        let running = scheduler.activeCount
+        let waiting = scheduler.runs.count - running
+        var text = running == 0 ? "Idle" : "\(running) run(s) active"
+        if scheduler.isDraining { text = "Draining: " + (running == 0 ? "no run active" : text) }
+        if waiting > 0 { text += ", \(waiting) queued" }
+        if let (due, key) = scheduler.tasks.nextDue, !scheduler.isStopping {
+            text += "; next: \(key.identifier) at \(Timestamp.format(now.realtime(at: due)))"
+        }
+        return text
+    }
 }

@@ -42,3 +42,20 @@ package struct WakeRecord: Hashable, Sendable {
         return (record, nil)
     }
 }
+
+extension Scheduler {
+    /// Replays the wakes acknowledged before a crash or stop that had not been answered: the
+    /// actions, and the records of those that name a task no longer there.
+    mutating func replay(_ wakes: [WakeRecord], at now: ClockReading) -> ([SchedulerAction], dropped: [String]) {
+        var actions: [SchedulerAction] = []
+        var dropped: [String] = []
+        for wake in wakes {
+            let (result, more) = self.wake(
+                key: wake.key, wakeID: wake.wakeID, payload: wake.payload, record: wake.id,
+                acknowledged: wake.acknowledgedUSec, at: now)
+            if result == nil { dropped.append(wake.id) }
+            actions += more
+        }
+        return (actions, dropped)
+    }
+}

@@ -39,11 +39,12 @@ struct Upgrader: Sendable {
         let (executable, arguments) = (self.executable, self.arguments)
         let version = await Thread.run { Preflight.run([executable, "--version"]) }
         guard version.status == 0, let newVersion = version.output.split(separator: "\n").first.map(String.init) else {
-            return await daemon.upgradeFailed("\(executable) --version: \(Self.trim(version.output))")
+            return await Self.failed(daemon, "\(executable) --version: \(Self.trim(version.output))")
         }
         let check = await Thread.run { Preflight.run([executable] + arguments.dropFirst() + ["--check-config"]) }
         guard check.status == 0 else {
-            return await daemon.upgradeFailed(
+            return await Self.failed(
+                daemon,
                 "\(executable) --check-config \(check.status.map { "exited with status \($0)" } ?? "failed"): "
                     + Self.trim(check.output))
         }
@@ -52,15 +53,23 @@ struct Upgrader: Sendable {
         let usec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec / 1000)
         notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(usec)\nSTATUS=Upgrading to \(newVersion)")
         server.pause()
-        await daemon.beginUpgrade()
+        await daemon.withIsolation { await $0.component(Upgrades.self).beginUpgrade(in: $0) }
         await store.waitDurable(store.add([]))
-        let failure = await daemon.execUpgrade(
-            from: versionLine, to: newVersion, executable: executable, arguments: arguments, server: server,
-            flush: { log.flush() })
+        let from = versionLine
+        let failure = await daemon.withIsolation {
+            $0.component(Upgrades.self).execUpgrade(
+                from: from, to: newVersion, executable: executable, arguments: arguments, server: server, in: $0,
+                flush: { log.flush() })
+        }
         // Still here: the execve failed, and the runs are this image's again.
         resume()
-        await daemon.upgradeFailed(failure)
+        await Self.failed(daemon, failure)
         notifier.notify("READY=1")
+    }
+
+    /// The upgrade did not happen, for `reason` (`Upgrades.upgradeFailed`).
+    private static func failed(_ daemon: Daemon, _ reason: String) async {
+        await daemon.withIsolation { $0.component(Upgrades.self).upgradeFailed(reason, in: $0) }
     }
 
     /// The last lines of a preflight's output, on one line.

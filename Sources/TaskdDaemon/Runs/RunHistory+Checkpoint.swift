@@ -4,11 +4,14 @@ import TaskdProtocol
 /// Checkpoints: a run keeps one in its task's record (`context.checkpoint`, a `CHECKPOINT=` notify
 /// line), on disk and synced before a Swift handler's call returns; the task's next run, whatever
 /// starts it, is handed the last one (`ResumeFrom=checkpoint`); a run that completes clears it.
-extension Daemon {
-    /// Run `runID` keeps `value` as its task's checkpoint. `done` gets nil once it is on disk, or
-    /// why it was refused (the run no longer its task's own, the value too large).
-    func checkpointed(runID: String, _ value: String, done: (@Sendable (String?) -> Void)? = nil) {
-        guard let run = scheduler.runs[runID], run.isActive, !run.fenced else {
+extension RunHistory {
+    /// `run` (nil: no longer in progress) keeps `value` as its task's checkpoint. `done` gets nil
+    /// once it is on disk, or why it was refused (the run no longer its task's own, the value too large).
+    func checkpoint(
+        _ value: String, of runID: String, run: Run?, at now: ClockReading, journal: EventJournal,
+        done: (@Sendable (String?) -> Void)? = nil
+    ) {
+        guard let run, run.isActive, !run.fenced else {
             done?("run \(runID.prefix(8)) is no longer its task's own run: its checkpoint is not kept")
             return
         }
@@ -21,16 +24,13 @@ extension Daemon {
             done?(why)
             return
         }
-        let checkpoint = TaskCheckpoint(value: value, runID: runID, atUSec: clock.now().realtime)
-        history.keep(checkpoint, for: run.key) { done?(nil) }
+        keep(TaskCheckpoint(value: value, runID: runID, atUSec: now.realtime), for: run.key) { done?(nil) }
     }
 
     /// The run as its handler is to see it: handed its task's checkpoint, if one is kept and the
-    /// task says `ResumeFrom=checkpoint`; the resumption is journaled.
-    func resuming(_ run: Run) -> Run {
-        guard let checkpoint = history.records[run.key]?.checkpoint,
-            scheduler.tasks[run.key]?.definition.resumeFrom == .checkpoint
-        else { return run }
+    /// task (`definition`) says `ResumeFrom=checkpoint`; the resumption is journaled.
+    func resuming(_ run: Run, _ definition: TaskDefinition?, journal: EventJournal) -> Run {
+        guard let checkpoint = records[run.key]?.checkpoint, definition?.resumeFrom == .checkpoint else { return run }
         var run = run
         run.checkpoint = checkpoint.value
         run.checkpointRunID = checkpoint.runID
@@ -48,12 +48,5 @@ extension Daemon {
             )
         }
         return run
-    }
-}
-
-extension Daemon {
-    /// The checkpoint kept for the task `name` (a name or kind:identifier), if any.
-    package func keptCheckpoint(_ name: String) throws -> TaskCheckpoint? {
-        try history.records[scheduler.resolver.resolveOne(name)]?.checkpoint
     }
 }
