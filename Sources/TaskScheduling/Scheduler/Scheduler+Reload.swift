@@ -38,7 +38,7 @@ extension Scheduler {
             tasks[key] = old.reconfigured(definition, daemonStart: startedAt, now: now)
             drawRandomDelay(key)
             // translationTask: the session is invalidated; the work starts again under the new definition.
-            for currentID in [old.currentRunID].compactMap({ $0 }) + old.instances {
+            for (i, currentID) in old.inProgress.enumerated() {
                 guard let current = runs[currentID] else { continue }
                 let records = current.records
                 runs[currentID]!.records = []
@@ -46,7 +46,12 @@ extension Scheduler {
                 let restart = TriggerRequest(
                     trigger: current.trigger, attempt: current.attempt, wakeID: current.wakeID,
                     payload: current.payload, records: records)
+                // The current run's restart takes its place as if no other were in progress: it
+                // neither joins, waits behind nor supersedes those beside it, restarted after it.
+                let beside = i == 0 ? tasks[key]!.inProgress : []
+                if i == 0 { tasks[key]!.inProgress = [] }
                 _ = trigger(key, restart, at: now, actions: &actions)
+                if i == 0 { tasks[key]!.inProgress += beside }
             }
         }
         for key in diff.added + diff.changed { armOverdue(key, at: now) }

@@ -12,6 +12,11 @@ public struct TaskState: Hashable, Sendable {
     /// nil while the activity is all at its defaults.
     @usableFromInline var activityBox: TaskActivity.Box?
 
+    /// The task's current run (the first of `inProgress`): running, or waiting for a slot.
+    public var currentRunID: String? { self.inProgress.first }
+    /// The task's other runs in progress, beside the current one (`Overlap=allow`), oldest first.
+    public var instances: ArraySlice<String> { self.inProgress.dropFirst() }
+
     /// Whether the state keeps an activity box: false while its activity is at its defaults.
     var holdsActivity: Bool { activityBox != nil }
 
@@ -232,7 +237,7 @@ public struct TaskState: Hashable, Sendable {
     /// True when nothing of the task is left to happen: no run, queued run, retry, missed elapse
     /// or timer to come (a submitted task is removed then).
     public var isSpent: Bool {
-        self.currentRunID == nil && self.instances.isEmpty && self.queue.isEmpty && self.retry == nil
+        self.inProgress.isEmpty && self.queue.isEmpty && self.retry == nil
             && self.catchUp.isEmpty && nextDue == nil
     }
 
