@@ -1,7 +1,7 @@
 /// The scheduler's bookkeeping for one task: its definition, its next calendar elapse, and its
 /// activity (runs, retry, start-up timers, last trigger) out of line, none while that is all at
 /// its defaults (`TaskActivity`): an idle task's state stays small. The activity's fields read and
-/// write as the state's own properties (`state.currentRunID`).
+/// write as the state's own properties (`state.queue`).
 @dynamicMemberLookup
 public struct TaskState: Hashable, Sendable {
     public var definition: TaskDefinition
