@@ -34,8 +34,10 @@ extension Scheduler {
         if diff.unchanged.isEmpty { armOverdue(key, at: now) }
         var named: [String] = []
         if let group = definition.concurrencyGroup {
-            // The first task that names a group gives its size (the configuration refuses another).
-            if groups.sizes[group.name] != group.size, !othersName(group.name, besides: key) {
+            // The first task that names a group gives its size (the configuration refuses another);
+            // a group with no size yet is named by no other task.
+            let size = groups.sizes[group.name]
+            if size == nil || (size != group.size && !othersName(group.name, besides: key)) {
                 groups.sizes[group.name] = group.size
             }
             named.append(group.name)
