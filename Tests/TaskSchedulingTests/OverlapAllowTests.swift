@@ -99,6 +99,30 @@ struct OverlapAllowTests {
         #expect(s.tasks[a.run.key]?.retry?.records == ["a", "b"])
     }
 
+    @Test("a reload restarts each run in progress in its place: the current first, then those beside it")
+    func reloadRestartsInPlace() {
+        // Under the new definition: MaxInstances=1 lets one run; replace keeps the last restart.
+        for (maxInstances, overlap) in [(0, OverlapPolicy.allow), (1, .allow), (0, .replace)] {
+            var s = scheduler(maxInstances: 3)
+            let old = ["a", "b", "c"].map { s.wakeOne("p", record: $0, at: clock.now).run }
+            var d = s.tasks[old[0].key]!.definition
+            d.maxInstances = maxInstances
+            d.overlap = overlap
+            d.budget = .seconds(60)
+            let (diff, _) = s.reload([d], maxConcurrentRuns: 16, at: clock.at(seconds: 1))
+            #expect(diff.changed == [old[0].key])
+            #expect(old.allSatisfy { s.runs[$0.id]?.phase == .cancelling(.reconfigured) }, "\(overlap)")
+            let state = s.tasks[old[0].key]!
+            let restarted = running(s).map { s.runs[$0]!.records }
+            let queued = state.queue.map { s.runs[$0]!.records }
+            switch (maxInstances, overlap) {
+            case (0, .allow): #expect(restarted == [["a"], ["b"], ["c"]] && queued.isEmpty)
+            case (1, _): #expect(restarted == [["a"]] && queued == [["b"], ["c"]])
+            default: #expect(restarted == [["c"]] && queued.isEmpty)
+            }
+        }
+    }
+
     @Test("10,000 random wakes, ends and cancels: never more than MaxInstances= at once, none left waiting with room")
     func property() throws {
         var s = scheduler(maxInstances: 3, slots: 64)

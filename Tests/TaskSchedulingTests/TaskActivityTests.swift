@@ -11,11 +11,11 @@ struct TaskActivityTests {
         let fresh = TaskState(definition: commandTask("a"), daemonStart: start)
         #expect(!fresh.holdsActivity, "an idle task's state keeps no box")
         var used = fresh
-        used.currentRunID = "r1"
+        used.inProgress = ["r1"]
         used.queue.append("r2")
         used.lastTrigger = start
         #expect(used != fresh)
-        used.currentRunID = nil
+        used.inProgress = []
         used.queue.removeAll()
         used.lastTrigger = nil
         #expect(used == fresh && used.hashValue == fresh.hashValue)
@@ -54,8 +54,8 @@ struct TaskActivityTests {
             budget: .seconds(1), cancelGrace: .seconds(1), inProcess: false)
         let retry = PendingRetry(due: 1, attempt: 2, wakeID: nil, payload: nil, records: [], failedRunID: "r1")
         let changes: [(String, (inout TaskActivity) -> Void)] = [
-            ("currentRunID", { $0.currentRunID = "r1" }), ("queue", { $0.queue = ["r1"] }),
-            ("instances", { $0.instances = ["r1"] }), ("retry", { $0.retry = retry }),
+            ("inProgress", { $0.inProgress = ["r1"] }), ("queue", { $0.queue = ["r1"] }),
+            ("retry", { $0.retry = retry }),
             ("lastRun", { $0.lastRun = run }), ("pendingStartup", { $0.pendingStartup = [1] }),
             ("lastActivation", { $0.lastActivation = 1 }), ("lastDeactivation", { $0.lastDeactivation = 1 }),
             ("randomDelay", { $0.randomDelay = 1 }), ("lastTrigger", { $0.lastTrigger = start }),

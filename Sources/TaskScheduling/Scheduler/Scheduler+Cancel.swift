@@ -38,7 +38,7 @@ extension Scheduler {
         var actions: [SchedulerAction] = []
         var cancelled: [Run] = []
         if let run = runs[target] {
-            let wasOwn = tasks[run.key]?.currentRunID == run.id || tasks[run.key]?.instances.contains(run.id) == true
+            let wasOwn = tasks.read(run.key) { $0.inProgress.contains(run.id) } == true
             if let run = detach(run.id, reason: reason, at: now, actions: &actions) { cancelled.append(run) }
             if wasOwn { promoteNext(run.key, at: now, actions: &actions) }
         } else {
@@ -80,11 +80,9 @@ extension Scheduler {
                 actions.append(.report(.retryDropped(failed)))
             }
         }
-        for id in state.instances.reversed() {
+        // The newest first, the current run last, as the runs beside it once went before it.
+        for id in state.inProgress.reversed() {
             if let run = detach(id, reason: reason, at: now, actions: &actions) { cancelled.insert(run, at: 0) }
-        }
-        if let id = state.currentRunID, let run = detach(id, reason: reason, at: now, actions: &actions) {
-            cancelled.insert(run, at: 0)
         }
         return cancelled
     }
@@ -94,9 +92,8 @@ extension Scheduler {
         -> Run?
     {
         guard var run = runs[id] else { return nil }
-        if tasks[run.key]?.currentRunID == id { tasks[run.key]!.currentRunID = nil }
+        tasks[run.key]?.inProgress.removeAll { $0 == id }
         tasks[run.key]?.queue.removeAll { $0 == id }
-        if tasks[run.key]?.instances.isEmpty == false { tasks[run.key]!.instances.removeAll { $0 == id } }
         ready.removeAll { $0 == id }
         run.fenced = true
         return cancel(run, reason: reason, at: now, actions: &actions)

@@ -60,7 +60,8 @@ extension Scheduler {
             run.previousAttemptID = retry.failedRunID
             tasks[key]!.retry = nil
         }
-        tasks[key]!.currentRunID = run.id
+        // It becomes the current run: ahead of any other still in progress (a reload's restart).
+        tasks[key]!.inProgress.insert(run.id, at: 0)
         return WakeResult(
             run: admit(run, definition: definition, at: now, actions: &actions), disposition: .started)
     }
@@ -71,7 +72,7 @@ extension Scheduler {
         _ key: TaskKey, _ request: TriggerRequest, definition: TaskDefinition, at now: ClockReading,
         actions: inout [SchedulerAction]
     ) -> WakeResult {
-        let running = [tasks[key]!.currentRunID!] + tasks[key]!.instances
+        let running = tasks[key]!.inProgress
         if let id = request.wakeID, let joined = running.first(where: { runs[$0]?.wakeID == id }) {
             runs[joined]!.records += request.records
             actions.append(.report(.coalesced(runs[joined]!, request.trigger)))
@@ -82,7 +83,7 @@ extension Scheduler {
         }
         var run = makeRun(key, request, definition: definition, at: now)
         run.after = request.after
-        tasks[key]!.instances.append(run.id)
+        tasks[key]!.inProgress.append(run.id)
         return WakeResult(
             run: admit(run, definition: definition, at: now, actions: &actions), disposition: .started)
     }
@@ -255,26 +256,23 @@ extension Scheduler {
         actions.append(.report(.started(run)))
     }
 
-    /// The next queued run of the task (if any) becomes its current run; with `Overlap=allow`, the
-    /// oldest other run in progress does, and queued runs start while there is room beside them.
+    /// With no run in progress, the next queued run of the task (if any) becomes its current run;
+    /// with `Overlap=allow`, queued runs start while there is room beside those in progress.
     mutating func promoteNext(_ key: TaskKey, at now: ClockReading, actions: inout [SchedulerAction]) {
         // After most ends nothing waits: one look-up, in place, says so.
-        guard tasks.read(key, { !$0.instances.isEmpty || !$0.queue.isEmpty }) == true else { return }
-        if tasks[key]?.currentRunID == nil, tasks[key]?.instances.isEmpty == false {
-            tasks[key]!.currentRunID = tasks[key]!.instances.removeFirst()
-        }
-        if let state = tasks[key], state.currentRunID != nil, state.definition.overlap == .allow,
+        guard tasks.read(key, { !$0.queue.isEmpty }) == true else { return }
+        if let state = tasks[key], !state.inProgress.isEmpty, state.definition.overlap == .allow,
             let next = state.queue.first,
-            state.definition.maxInstances == 0 || 1 + state.instances.count < state.definition.maxInstances
+            state.definition.maxInstances == 0 || state.inProgress.count < state.definition.maxInstances
         {
             tasks[key]!.queue.removeFirst()
-            tasks[key]!.instances.append(next)
+            tasks[key]!.inProgress.append(next)
             admit(next, at: now, actions: &actions)
             return promoteNext(key, at: now, actions: &actions)
         }
-        guard tasks[key]?.currentRunID == nil, let next = tasks[key]?.queue.first else { return }
+        guard tasks[key]?.inProgress.isEmpty == true, let next = tasks[key]?.queue.first else { return }
         tasks[key]!.queue.removeFirst()
-        tasks[key]!.currentRunID = next
+        tasks[key]!.inProgress.append(next)
         if let retry = tasks[key]!.retry {
             runs[next]!.records += retry.records
             tasks[key]!.retry = nil
@@ -301,9 +299,8 @@ extension Scheduler {
         if !behind.isEmpty { releaseBehind(id, at: now, actions: &actions) }
         // The fields this needs, not a copy of the state: see `trigger`.
         guard
-            case let (policy, nextQueued, beside)? = tasks[run.key].flatMap({
-                $0.currentRunID == id || $0.instances.contains(id)
-                    ? ($0.definition.retry, $0.queue.first, $0.currentRunID != id) : nil
+            case let (policy, nextQueued, place)? = tasks[run.key].flatMap({ state in
+                state.inProgress.firstIndex(of: id).map { (state.definition.retry, state.queue.first, $0) }
             })
         else {
             // Fenced, or its task is gone. A run cut short by shutdown answers nothing: its wakes run again.
@@ -312,7 +309,7 @@ extension Scheduler {
             actions += pump(at: now)
             return actions
         }
-        if beside { tasks[run.key]!.instances.removeAll { $0 == id } } else { tasks[run.key]!.currentRunID = nil }
+        tasks[run.key]!.inProgress.remove(at: place)
         tasks[run.key]!.lastRun = run
         let retrying =
             !isStopping && run.attempt < policy.maxAttempts && !run.partial

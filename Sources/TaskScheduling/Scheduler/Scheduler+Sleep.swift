@@ -38,7 +38,7 @@ extension Scheduler {
         isSleeping = false
         _ = clockChanged(at: now)
         for key in tasks.keys.sorted() where tasks[key]!.definition.persistent {
-            if let last = tasks[key]!.lastTrigger?.realtime, tasks[key]!.currentRunID == nil {
+            if let last = tasks[key]!.lastTrigger?.realtime, tasks[key]!.inProgress.isEmpty {
                 tasks[key]!.catchUpIntervals(after: last, now: now)
             }
         }

@@ -33,11 +33,11 @@ extension Scheduler {
     public mutating func adopt(_ run: Run) -> Bool {
         guard let started = run.started, run.isActive, runs[run.id] == nil else { return false }
         var run = run
-        if tasks[run.key]?.currentRunID == nil, tasks[run.key] != nil {
-            tasks[run.key]!.currentRunID = run.id
+        if tasks[run.key]?.inProgress.isEmpty == true {
+            tasks[run.key]!.inProgress.append(run.id)
             tasks[run.key]!.lastActivation = started.monotonic
         } else if tasks[run.key]?.definition.overlap == .allow {
-            tasks[run.key]!.instances.append(run.id)
+            tasks[run.key]!.inProgress.append(run.id)
         } else {
             run.fenced = true
         }

@@ -136,7 +136,7 @@ extension Scheduler {
                     .skipsTrigger, "a trigger now is skipped: run \(id.prefix(8)) is in progress (Overlap=skip)",
                     runID: id))
         case .allow:
-            let running = 1 + state.instances.count
+            let running = state.inProgress.count
             let limit = state.definition.maxInstances
             reasons.append(
                 WhyReason(

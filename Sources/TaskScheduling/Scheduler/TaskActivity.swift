@@ -3,12 +3,12 @@
 /// keeps none while all of it is at its defaults (a task that has never run, fired or armed a
 /// start-up timer): 8 bytes per idle task instead of 104.
 public struct TaskActivity: Hashable, Sendable {
-    /// The task's run: running, or waiting for a slot. A cancelled run is detached from it at once.
-    public var currentRunID: String?
+    /// The task's runs in progress (running, or waiting for a slot), its current run first, then
+    /// those started beside it (`Overlap=allow`, the only policy with more than one), oldest first.
+    /// A cancelled run leaves it at once; as the current run leaves, the next becomes current.
+    public var inProgress: [String] = []
     /// Runs waiting behind the current one (`Overlap=queue`), oldest first.
     public var queue: [String] = []
-    /// The task's other runs in progress beside the current one (`Overlap=allow`), oldest first.
-    public var instances: [String] = []
     /// A retry waiting for its backoff.
     public var retry: PendingRetry?
     /// The last run that ended as the task's own (never a fenced run): the task's last result.
@@ -46,8 +46,8 @@ public struct TaskActivity: Hashable, Sendable {
     /// ever run sets come first; `retry` and `lastRun` are read through a field of theirs, which
     /// compares no copy of the whole value.
     @usableFromInline var isIdle: Bool {
-        currentRunID == nil && lastTrigger == nil && lastActivation == nil && lastDeactivation == nil
-            && queue.isEmpty && instances.isEmpty && pendingStartup.isEmpty && randomDelay == 0
+        inProgress.isEmpty && lastTrigger == nil && lastActivation == nil && lastDeactivation == nil
+            && queue.isEmpty && pendingStartup.isEmpty && randomDelay == 0
             && requestedRealtime == nil && requestedMonotonic == nil && catchUp.isEmpty && resumeAt == nil
             && calendarMemo.isEmpty && retry?.due == nil && lastRun?.attempt == nil
     }

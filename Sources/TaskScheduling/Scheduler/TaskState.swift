@@ -1,7 +1,7 @@
 /// The scheduler's bookkeeping for one task: its definition, its next calendar elapse, and its
 /// activity (runs, retry, start-up timers, last trigger) out of line, none while that is all at
 /// its defaults (`TaskActivity`): an idle task's state stays small. The activity's fields read and
-/// write as the state's own properties (`state.currentRunID`).
+/// write as the state's own properties (`state.queue`).
 @dynamicMemberLookup
 public struct TaskState: Hashable, Sendable {
     public var definition: TaskDefinition
@@ -11,6 +11,11 @@ public struct TaskState: Hashable, Sendable {
     public var calendarDueMonotonic: UInt64?
     /// nil while the activity is all at its defaults.
     @usableFromInline var activityBox: TaskActivity.Box?
+
+    /// The task's current run (the first of `inProgress`): running, or waiting for a slot.
+    public var currentRunID: String? { self.inProgress.first }
+    /// The task's other runs in progress, beside the current one (`Overlap=allow`), oldest first.
+    public var instances: ArraySlice<String> { self.inProgress.dropFirst() }
 
     /// Whether the state keeps an activity box: false while its activity is at its defaults.
     var holdsActivity: Bool { activityBox != nil }
@@ -232,7 +237,7 @@ public struct TaskState: Hashable, Sendable {
     /// True when nothing of the task is left to happen: no run, queued run, retry, missed elapse
     /// or timer to come (a submitted task is removed then).
     public var isSpent: Bool {
-        self.currentRunID == nil && self.instances.isEmpty && self.queue.isEmpty && self.retry == nil
+        self.inProgress.isEmpty && self.queue.isEmpty && self.retry == nil
             && self.catchUp.isEmpty && nextDue == nil
     }
 

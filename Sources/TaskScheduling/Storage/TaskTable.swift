@@ -69,6 +69,12 @@ package struct TaskTable: Sendable, Hashable {
     }
     package var isEmpty: Bool { order.isEmpty }
 
+    /// Whether `test` holds for some task's state, read in place, in key order up to the first
+    /// that it holds for. `test` must not change the state.
+    package func contains(inPlace test: (inout TaskState) -> Bool) -> Bool {
+        order.contains { test(&boxes[Int($0)].state!) }
+    }
+
     /// What `read` takes from the task's state, read in place, or nil if the table has no such
     /// task: `table[key]?.field` copies the whole state first. `read` must not change the state.
     package func read<T>(_ key: TaskKey, _ read: (inout TaskState) -> T) -> T? {
