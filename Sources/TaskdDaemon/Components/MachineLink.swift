@@ -36,6 +36,18 @@ package final class MachineLink: DaemonComponent {
         if machine != nil { watch(in: daemon) }
     }
 
+    /// One task added (a task submitted): watched for what it requires, if that is new.
+    func configure(adding d: TaskDefinition, in daemon: isolated Daemon) {
+        guard !d.conditions.allSatisfy(conditions.required.contains) else { return }
+        configure(daemon.scheduler.tasks.values.map(\.definition) + [d], in: daemon)
+    }
+
+    /// One task removed (a submitted task withdrawn): what the others require, if it required any.
+    func configure(removing d: TaskDefinition, in daemon: isolated Daemon) {
+        guard !d.conditions.isEmpty else { return }
+        configure(daemon.scheduler.tasks.values.map(\.definition), in: daemon)
+    }
+
     /// Watches what the tasks' conditions need, and gives the scheduler what does not hold now.
     /// Without any, every condition holds.
     private func watch(in daemon: isolated Daemon) {

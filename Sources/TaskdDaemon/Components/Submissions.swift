@@ -107,7 +107,11 @@ package final class Submissions: DaemonComponent {
             _ = await Thread.run { folder.remove(name) }
             throw DaemonError.shuttingDown
         }
-        let (_, actions) = daemon.apply(daemon.scheduler.tasks.values.map(\.definition) + [definition])
+        // One task added, as a reload that adds it would: the others are not looked at.
+        daemon.history.configure(adding: definition)
+        daemon.component(MachineLink.self).configure(adding: definition, in: daemon)
+        let (_, actions) = daemon.scheduler.add(definition, at: daemon.clock.now())
+        daemon.journal.checkChains([definition], resolver: daemon.scheduler.resolver)
         // Writing the file took time: a time that passed meanwhile ("now" is always one) is due at once.
         if p.calendar == nil { daemon.scheduler.armCalendar(key, after: once - 1, at: daemon.clock.now()) }
         daemon.perform(actions)
@@ -198,8 +202,14 @@ package final class Submissions: DaemonComponent {
     func withdraw(_ keys: Set<TaskKey>, reason: String, in daemon: isolated Daemon) {
         let keys = keys.filter { $0.kind == SubmittedTaskFile.kind && daemon.scheduler.tasks[$0] != nil }
         guard !keys.isEmpty else { return }
-        daemon.perform(
-            daemon.apply(daemon.scheduler.tasks.values.map(\.definition).filter { !keys.contains($0.key) }).1)
+        // Each removed as a reload without it would: the others are not looked at.
+        var actions: [SchedulerAction] = []
+        for key in keys.sorted() {
+            guard let definition = daemon.scheduler.tasks[key]?.definition else { continue }
+            actions += daemon.scheduler.remove(key, at: daemon.clock.now()).actions
+            daemon.component(MachineLink.self).configure(removing: definition, in: daemon)
+        }
+        daemon.perform(actions)
         let folder = self.folder
         let journal = daemon.journal
         for key in keys.sorted() {

@@ -28,6 +28,11 @@ final class RunHistory: RunEventObserver, @unchecked Sendable {
         for d in tasks where d.historySize != Self.defaultSize { historySizes[d.key] = d.historySize }
     }
 
+    /// One task added or changed (a task submitted): how many runs it keeps.
+    func configure(adding d: TaskDefinition) {
+        historySizes[d.key] = d.historySize != Self.defaultSize ? d.historySize : nil
+    }
+
     /// How many runs a task keeps when its `History=` is not set.
     static let defaultSize = TaskDefinition(key: TaskKey(kind: "processing", identifier: "x"), handler: .swift)
         .historySize
