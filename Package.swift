@@ -65,7 +65,7 @@ let package = Package(
             name: "TaskdDaemon",
             dependencies: [
                 "TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdMachine",
-                "TaskdControl", "TaskdIO", "TaskdProcess", "TaskdFleet",
+                "TaskdControl", "TaskdIO", "TaskdProcess", "TaskdFleet", "CTaskdShim",
             ]),
         // The public API an app imports: backgroundTask(_:action:) and run().
         .target(name: "Taskd", dependencies: ["TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdIO"]),
@@ -98,11 +98,11 @@ let package = Package(
             linkerSettings: [.linkedLibrary("systemd")]),
 
         .testTarget(name: "TaskSchedulingTests", dependencies: ["TaskScheduling"]),
-        .testTarget(name: "TaskdConfigTests", dependencies: ["TaskdConfig"]),
-        .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol"]),
+        .testTarget(name: "TaskdConfigTests", dependencies: ["TaskdConfig", "TaskScheduling"]),
+        .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol", "TaskScheduling"]),
         .testTarget(name: "TaskdIOTests", dependencies: ["TaskdIO"]),
         .testTarget(name: "TaskdProcessTests", dependencies: ["TaskdProcess"]),
-        .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime"]),
+        .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime", "TaskScheduling", "TaskdIO"]),
         .testTarget(name: "TaskdMachineTests", dependencies: ["TaskdMachine", "TaskScheduling", "TaskdIO"]),
         .testTarget(name: "TaskdSystemTests", dependencies: ["TaskdSystem", "TaskdIO"]),
         .testTarget(
@@ -111,9 +111,9 @@ let package = Package(
             name: "TaskdDaemonTests",
             dependencies: [
                 "TaskdDaemon", "TaskdSystem", "TaskdMachine", "TaskdControl", "TaskdIO", "TaskdConfig", "TaskdProtocol",
-                "TaskScheduling",
+                "TaskScheduling", "TaskRuntime", "TaskdFleet",
             ]),
-        .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdDaemon", "TaskdTesting"]),
+        .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdDaemon", "TaskdTesting", "TaskScheduling"]),
         // The example's tests, written against the public API only, as an app's would be.
         .testTarget(
             name: "WeatherKitTests", dependencies: ["WeatherKit", "Taskd", "TaskdTesting"],
