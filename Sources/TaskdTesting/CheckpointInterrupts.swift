@@ -67,6 +67,7 @@ final class CheckpointInterrupts: Sendable {
         func scheduleNext(_ delay: Duration) { base.scheduleNext(delay) }
         func progress(completed: Int64, total: Int64?) { base.progress(completed: completed, total: total) }
         func status(_ text: String) { base.status(text) }
+        var clock: any DaemonClock { base.clock }
         func checkpoint(_ value: String) async -> String? {
             let refused = await base.checkpoint(value)
             if refused == nil { await owner.kept(runID, key: key) }

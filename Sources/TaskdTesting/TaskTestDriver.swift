@@ -99,6 +99,10 @@ public final class TaskTestDriver: Sendable {
         await clock.advance(by: TaskHandler.microseconds(duration))
     }
 
+    /// The driver's clock now, as a handler reads it (`context.now`): the instants of
+    /// `context.deadline` and `scheduledAt` are on this time line, which moves only with `advance`.
+    public var now: ContinuousClock.Instant { clock.continuousNow }
+
     /// How long the clock has moved since the driver was made.
     public var elapsed: Duration {
         .microseconds(Int64(clamping: clock.now().monotonic - ManualClock.origin.monotonic))
