@@ -2,7 +2,7 @@ import TaskScheduling
 
 /// The machine the daemon runs on: which task conditions hold, system sleep and logind's inhibitor
 /// locks. `MachineWatch` in taskd (power supplies, the system bus, statvfs, PSI); `ManualMachine`
-/// in tests. It tells of changes through the `MachineEvent` handler it was made with, on the event
+/// (`TaskdTestSupport`) in tests. It tells of changes through the `MachineEvent` handler it was made with, on the event
 /// loop. Used from the event loop only.
 package protocol MachinePort: AnyObject, Sendable {
     /// Starts watching what `conditions` need (each source once).

@@ -1,7 +1,7 @@
 import TaskScheduling
 
 /// Where the daemon reads the time and arms its timers: the system's clocks in taskd
-/// (`SystemClock`), a `ManualClock` that only moves when a test moves it.
+/// (`SystemClock`), a `ManualClock` (`TaskdTestSupport`) that only moves when a test moves it.
 package protocol DaemonClock: Sendable {
     /// CLOCK_MONOTONIC and CLOCK_REALTIME now, in microseconds.
     func now() -> ClockReading

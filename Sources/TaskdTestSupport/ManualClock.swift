@@ -1,5 +1,6 @@
 import Synchronization
 import TaskScheduling
+import TaskdDaemon
 import TaskdIO
 
 /// A clock that moves only when a test moves it (`TaskdTesting`, the daemon's unit tests): both
