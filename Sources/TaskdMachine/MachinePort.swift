@@ -22,3 +22,14 @@ package protocol MachinePort: AnyObject, Sendable {
     /// How long logind waits for a delay inhibitor before sleeping anyway (µs).
     var inhibitDelayMax: UInt64 { get }
 }
+
+/// What the machine tells the daemon: one event type from logind's and the power supplies'
+/// signals to the daemon's one `switch`.
+package enum MachineEvent: Sendable, Hashable {
+    /// A condition may hold or not now.
+    case conditions
+    /// The system is about to sleep (logind's `PrepareForSleep(true)`).
+    case prepareForSleep
+    /// The system woke up (`PrepareForSleep(false)`).
+    case resumed
+}
