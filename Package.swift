@@ -49,7 +49,7 @@ let package = Package(
         // journald (and its queue), sd_notify, signals, clock changes.
         .target(name: "TaskdSystem", dependencies: ["CSystemd", "CTaskdBus", "CTaskdShim", "TaskdIO"]),
         // The machine: power supplies, logind (sleep, inhibitors, idleness), the network, free space
-        // and pressure, as the task conditions need them; one event type; a manual one for tests.
+        // and pressure, as the task conditions need them; one event type.
         .target(name: "TaskdMachine", dependencies: ["TaskScheduling", "CTaskdBus", "CTaskdShim", "TaskdIO"]),
         // The control plane: the Unix socket server (listen fds, peer credentials, limits, reply
         // order) and the service that answers its calls through a method table, driving any
@@ -65,16 +65,22 @@ let package = Package(
             name: "TaskdDaemon",
             dependencies: [
                 "TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime", "TaskdSystem", "TaskdMachine",
-                "TaskdControl", "TaskdIO", "TaskdProcess", "TaskdFleet",
+                "TaskdControl", "TaskdIO", "TaskdProcess", "TaskdFleet", "CTaskdShim",
             ]),
         // The public API an app imports: backgroundTask(_:action:) and run().
         .target(name: "Taskd", dependencies: ["TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdIO"]),
+        // Stand-ins for the daemon's ports, for its unit tests and the kit (never for taskd itself): a
+        // manual clock and machine, a store in memory, a seeded generator, no command launcher, and
+        // the one in-memory log recorder.
+        .target(
+            name: "TaskdTestSupport",
+            dependencies: ["TaskdDaemon", "TaskScheduling", "TaskdIO", "TaskdSystem", "TaskdMachine", "TaskRuntime"]),
         // The handler author's test kit: runs registered handlers on a manual clock.
         .target(
             name: "TaskdTesting",
             dependencies: [
                 "Taskd", "TaskdDaemon", "TaskScheduling", "TaskdProtocol", "TaskdConfig", "TaskdIO", "TaskdSystem",
-                "TaskdMachine",
+                "TaskdMachine", "TaskdTestSupport",
             ]),
         // taskctl's logic, as a library so that the executable stays thin.
         .target(name: "TaskControl", dependencies: ["TaskdProtocol", "TaskScheduling", "TaskdIO"]),
@@ -98,22 +104,23 @@ let package = Package(
             linkerSettings: [.linkedLibrary("systemd")]),
 
         .testTarget(name: "TaskSchedulingTests", dependencies: ["TaskScheduling"]),
-        .testTarget(name: "TaskdConfigTests", dependencies: ["TaskdConfig"]),
-        .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol"]),
+        .testTarget(name: "TaskdConfigTests", dependencies: ["TaskdConfig", "TaskScheduling"]),
+        .testTarget(name: "TaskdProtocolTests", dependencies: ["TaskdProtocol", "TaskScheduling"]),
         .testTarget(name: "TaskdIOTests", dependencies: ["TaskdIO"]),
         .testTarget(name: "TaskdProcessTests", dependencies: ["TaskdProcess"]),
-        .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime"]),
+        .testTarget(name: "TaskRuntimeTests", dependencies: ["TaskRuntime", "TaskScheduling", "TaskdIO"]),
         .testTarget(name: "TaskdMachineTests", dependencies: ["TaskdMachine", "TaskScheduling", "TaskdIO"]),
-        .testTarget(name: "TaskdSystemTests", dependencies: ["TaskdSystem", "TaskdIO"]),
+        .testTarget(name: "TaskdSystemTests", dependencies: ["TaskdSystem", "TaskdIO", "TaskdTestSupport"]),
         .testTarget(
             name: "TaskdControlTests", dependencies: ["TaskdControl", "TaskdIO", "TaskdProtocol", "TaskScheduling"]),
         .testTarget(
             name: "TaskdDaemonTests",
             dependencies: [
                 "TaskdDaemon", "TaskdSystem", "TaskdMachine", "TaskdControl", "TaskdIO", "TaskdConfig", "TaskdProtocol",
-                "TaskScheduling",
+                "TaskScheduling", "TaskRuntime", "TaskdFleet", "TaskdTestSupport",
             ]),
-        .testTarget(name: "TaskdTests", dependencies: ["Taskd", "TaskdDaemon", "TaskdTesting"]),
+        .testTarget(
+            name: "TaskdTests", dependencies: ["Taskd", "TaskdDaemon", "TaskdTesting", "TaskScheduling", "TaskdTestSupport"]),
         // The example's tests, written against the public API only, as an app's would be.
         .testTarget(
             name: "WeatherKitTests", dependencies: ["WeatherKit", "Taskd", "TaskdTesting"],

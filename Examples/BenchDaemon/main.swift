@@ -25,7 +25,9 @@ let stamps: Int32 = getenv("TASKD_BENCH_STAMPS").map { open($0, O_RDWR | O_CLOEX
     _ = line.withCString { write(stamps, $0, strlen($0)) }
 }
 
-MallocArenas.limit()  // as the stock taskd does
+// As the stock taskd does (Sources/taskd/main.swift): the library sets no malloc tunable.
+MallocArenas.limit()
+MallocArenas.keepLargeBlocksMapped()
 var daemon = TaskDaemon(name: "taskd-bench")
     .backgroundTask(.appRefresh("noop"), overlap: .queue) { _ in stamp() }
     .backgroundTask(.appRefresh("quiet")) { _ in }

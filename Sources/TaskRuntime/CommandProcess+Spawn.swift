@@ -166,3 +166,9 @@ extension CommandProcess {
         throw SpawnError(message: "\(program): not found in PATH (\(path))")
     }
 }
+
+/// Why a command could not be started.
+public struct SpawnError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}

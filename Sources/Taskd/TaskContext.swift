@@ -30,7 +30,9 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     public var waited: Duration
     /// The budget's end as CLOCK_REALTIME microseconds since the epoch (`TASKD_DEADLINE_USEC`).
     public var deadlineRealtimeUSec: UInt64
-    /// When the run must be done, on the continuous clock.
+    /// When the run must be done: its start plus its budget, on taskd's clock as an instant of
+    /// `ContinuousClock`. Compare it with `now` (in taskd that is `ContinuousClock.now`; under
+    /// `TaskdTesting`'s manual clock it is the test's time, which moves only as the test moves it).
     public var deadline: ContinuousClock.Instant
     /// When its trigger was due, CLOCK_REALTIME µs (`TASKD_SCHEDULED_USEC`): a timer's nominal
     /// elapse (for `catchup`, the calendar time missed while taskd was down), a retry's due time, a
@@ -49,8 +51,12 @@ public struct TaskContext<Payload: Sendable>: Sendable {
     public var resumeStateJSON: String?
     /// The run that kept `resumeStateJSON`.
     public var resumedFromRunID: String?
-    /// What the handler may ask of taskd (`scheduleNext(after:)`).
+    /// What the handler may ask of taskd (`scheduleNext(after:)`), and its clock.
     let controls: any RunControls
+
+    /// Now, on the clock `deadline` and `scheduledAt` are read on: `ContinuousClock.now` in taskd,
+    /// the manual clock under `TaskdTesting`. `deadline - context.now` is the time the run has left.
+    public var now: ContinuousClock.Instant { controls.clock.continuousNow }
 
     /// Asks taskd to run this task again `delay` from now (Apple's `earliestBeginDate`), as a
     /// timer would (trigger `timer`, after the task's random delay). It replaces an earlier
@@ -126,15 +132,23 @@ public struct TaskContext<Payload: Sendable>: Sendable {
         budget = .microseconds(Int64(clamping: run.budget.microseconds))
         waited = .microseconds(Int64(clamping: run.waited ?? 0))
         deadlineRealtimeUSec = run.deadlineRealtime ?? now.realtime &+ run.budget.microseconds
-        let left = run.killAt > now.monotonic ? run.killAt - now.monotonic : 0
-        let continuousNow = ContinuousClock.now
-        deadline = continuousNow.advanced(by: .microseconds(Int64(clamping: left)))
+        // On the daemon's clock (a test's manual one too), not on the real continuous clock.
+        deadline = controls.clock.instant(atMonotonic: run.killAt)
         scheduledRealtimeUSec = run.scheduledRealtime
         fenceToken = run.fenceToken
         fleetHost = run.fleetHost
         resumeStateJSON = run.checkpoint
         resumedFromRunID = run.checkpointRunID
         let since = now.realtime >= run.scheduledRealtime ? now.realtime - run.scheduledRealtime : 0
-        scheduledAt = continuousNow.advanced(by: .microseconds(-Int64(clamping: since)))
+        scheduledAt = controls.clock.instant(atMonotonic: now.monotonic)
+            .advanced(by: .microseconds(-Int64(clamping: since)))
     }
+}
+
+/// Thrown by `TaskContext.checkpoint(_:)` when taskd does not keep the checkpoint: it is over
+/// 64 KiB of JSON, or the run is no longer its task's own (cancelled and replaced, reconfigured).
+public struct CheckpointRefused: Error, CustomStringConvertible, Sendable {
+    public var description: String
+
+    public init(_ description: String) { self.description = description }
 }

@@ -156,7 +156,9 @@ public struct TaskDaemon: Sendable {
     /// the process's life, so a daemon whose handlers are all commands stays at zero wake-ups while
     /// idle. Swift handlers start on the loop's thread too; the timer starts with the first that
     /// resumes after a suspension (on the global executor). Process-wide tunables (glibc's malloc
-    /// arenas: `MALLOC_ARENA_MAX`) are the app's to set; the stock `taskd` keeps two.
+    /// arenas and mmap threshold: `MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_`, or `mallopt` from
+    /// `main`) are the app's to set; this never sets them. The stock `taskd` keeps two arenas and a
+    /// fixed 128 KiB threshold.
     public nonisolated(nonsending) func run(arguments: [String]) async -> Int32 {
         return await withTaskExecutorPreference(EventLoop.shared) { await runOnLoop(arguments: arguments) }
     }

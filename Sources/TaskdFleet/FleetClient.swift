@@ -286,3 +286,25 @@ public final class FleetClient: Sendable {
         return UInt64(t.tv_sec) * 1_000_000 + UInt64(t.tv_nsec) / 1000
     }
 }
+
+/// How a claim on a run's slot went (`FleetClient.claimSlot`, `FleetClient.acquire`).
+public enum FleetClaim: Hashable, Sendable {
+    /// This host holds it; the claim's fence token (the etcd revision that created the claim).
+    case won(token: UInt64)
+    /// Another host holds it or ran it: that host, and its claim's token.
+    case lost(host: String, token: UInt64)
+    /// etcd could not be reached, or refused; why.
+    case unavailable(String)
+}
+
+/// What the fleet tells the daemon of its own accord (`FleetClient`'s `events`).
+public enum FleetEvent: Sendable {
+    /// This host's lease was not renewed in time: the claims on it are lost, and these runs,
+    /// which held them, must stop (reason `fence-lost`).
+    case fenceLost(runIDs: [String], why: String)
+    /// A slot this host lost to another was left undone by its holder (its lease expired): it may
+    /// run here now (trigger `takeover`). `slot` is the slot's nominal time, CLOCK_REALTIME µs.
+    case takeOver(task: String, slot: UInt64)
+    /// etcd became unreachable, or reachable again: for the journal.
+    case reachable(Bool, why: String)
+}

@@ -2,7 +2,7 @@ import TaskScheduling
 
 /// The machine the daemon runs on: which task conditions hold, system sleep and logind's inhibitor
 /// locks. `MachineWatch` in taskd (power supplies, the system bus, statvfs, PSI); `ManualMachine`
-/// in tests. It tells of changes through the `MachineEvent` handler it was made with, on the event
+/// (`TaskdTestSupport`) in tests. It tells of changes through the `MachineEvent` handler it was made with, on the event
 /// loop. Used from the event loop only.
 package protocol MachinePort: AnyObject, Sendable {
     /// Starts watching what `conditions` need (each source once).
@@ -21,4 +21,15 @@ package protocol MachinePort: AnyObject, Sendable {
     func inhibit(_ lock: SleepInhibitor, hold: Bool)
     /// How long logind waits for a delay inhibitor before sleeping anyway (µs).
     var inhibitDelayMax: UInt64 { get }
+}
+
+/// What the machine tells the daemon: one event type from logind's and the power supplies'
+/// signals to the daemon's one `switch`.
+package enum MachineEvent: Sendable, Hashable {
+    /// A condition may hold or not now.
+    case conditions
+    /// The system is about to sleep (logind's `PrepareForSleep(true)`).
+    case prepareForSleep
+    /// The system woke up (`PrepareForSleep(false)`).
+    case resumed
 }

@@ -67,10 +67,23 @@ final class CheckpointInterrupts: Sendable {
         func scheduleNext(_ delay: Duration) { base.scheduleNext(delay) }
         func progress(completed: Int64, total: Int64?) { base.progress(completed: completed, total: total) }
         func status(_ text: String) { base.status(text) }
+        var clock: any DaemonClock { base.clock }
         func checkpoint(_ value: String) async -> String? {
             let refused = await base.checkpoint(value)
             if refused == nil { await owner.kept(runID, key: key) }
             return refused
         }
     }
+}
+
+/// How `TaskTestDriver.interrupt(_:afterCheckpoint:by:)` cuts a run short, as taskd's own causes do.
+public enum Interruption: Sendable, Hashable {
+    /// `taskctl cancel`: the run is cancelled (reason `requested`) and not retried.
+    case cancel
+    /// The system is about to sleep: the run is cancelled (reason `sleep`); it runs again (trigger
+    /// `.resume`) once the test calls `systemResumes()`.
+    case sleep
+    /// The budget runs out: the clock moves to the budget's end, the handler is cancelled and then
+    /// abandoned (outcome `.killed`), and the run is retried as `MaxAttempts=` allows.
+    case budget
 }

@@ -5,6 +5,7 @@ import TaskdConfig
 import TaskdDaemon
 import TaskdMachine
 import TaskdProtocol
+import TaskdTestSupport
 
 /// Runs the Swift tasks a `TaskDaemon` registers in the real daemon, as taskd runs them: the real
 /// scheduler, payload decoding and result encoding, journal entries, history and retries. Time is
@@ -21,7 +22,7 @@ public final class TaskTestDriver: Sendable {
     let daemon: Daemon
     let clock = ManualClock()
     let tracker = RunTracker()
-    let recorder: JournalRecorder
+    let recorder: LogRecorder
     let machine = ManualMachine()
     private let interrupts = CheckpointInterrupts()
     private let registrations: [String: TaskRegistration]
@@ -35,7 +36,7 @@ public final class TaskTestDriver: Sendable {
         for registration in daemon.registrations { byName[registration.definition.key.identifier] = registration }
         registrations = byName
         problems = daemon.problems
-        recorder = JournalRecorder(clock: clock)
+        recorder = LogRecorder(clock: clock)
         let config = LoadedConfig(
             daemon: DaemonSettings(), tasks: byName.values.map(\.definition).sorted { $0.key < $1.key },
             diagnostics: [])
@@ -98,6 +99,10 @@ public final class TaskTestDriver: Sendable {
         await startDaemon()
         await clock.advance(by: TaskHandler.microseconds(duration))
     }
+
+    /// The driver's clock now, as a handler reads it (`context.now`): the instants of
+    /// `context.deadline` and `scheduledAt` are on this time line, which moves only with `advance`.
+    public var now: ContinuousClock.Instant { clock.continuousNow }
 
     /// How long the clock has moved since the driver was made.
     public var elapsed: Duration {

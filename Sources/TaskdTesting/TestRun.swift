@@ -28,12 +28,16 @@ public struct TestRun: Sendable {
     }
 
     /// When the run started on the driver's clock (monotonic µs): a run that waited starts later.
-    private var startedAt: UInt64 { driver.tracker.run(runID)?.started?.monotonic ?? triggeredAt }
+    private var startedMonotonic: UInt64 { driver.tracker.run(runID)?.started?.monotonic ?? triggeredAt }
+
+    /// When the run started, on the driver's clock as handlers read it: its handler's
+    /// `context.deadline` is `startedAt + budget`.
+    public var startedAt: ContinuousClock.Instant { driver.clock.instant(atMonotonic: startedMonotonic) }
 
     /// How long the clock has moved since the run started.
     public var elapsed: Duration {
         let now = driver.clock.now().monotonic
-        return .microseconds(Int64(clamping: now > startedAt ? now - startedAt : 0))
+        return .microseconds(Int64(clamping: now > startedMonotonic ? now - startedMonotonic : 0))
     }
 
     /// The journal entries of the run so far (each entry's fields: `MESSAGE`, `MESSAGE_ID`,

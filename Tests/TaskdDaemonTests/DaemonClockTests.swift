@@ -1,5 +1,6 @@
 import TaskScheduling
 import TaskdProtocol
+import TaskdTestSupport
 import Testing
 
 @testable import TaskdDaemon

@@ -1,5 +1,6 @@
 import TaskScheduling
 import TaskdFleet
+import TaskdTestSupport
 import Testing
 
 @testable import TaskdDaemon

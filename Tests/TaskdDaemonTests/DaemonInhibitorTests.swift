@@ -1,5 +1,6 @@
 import TaskScheduling
 import TaskdMachine
+import TaskdTestSupport
 import Testing
 
 @testable import TaskdDaemon

@@ -2,6 +2,7 @@ import Synchronization
 import TaskScheduling
 import TaskdConfig
 import TaskdProtocol
+import TaskdTestSupport
 import Testing
 
 @testable import TaskdDaemon

@@ -1,6 +1,7 @@
 import TaskScheduling
 import TaskdMachine
 import TaskdProtocol
+import TaskdTestSupport
 import Testing
 
 @testable import TaskdDaemon

@@ -5,6 +5,7 @@ import TaskdIO
 import TaskdMachine
 import TaskdProtocol
 import TaskdSystem
+import TaskdTestSupport
 import Testing
 
 @testable import TaskdConfig
@@ -14,7 +15,7 @@ import Testing
 /// real journal queue: the orchestrator driven by direct calls, without a socket.
 final class DaemonFixture {
     let directory = NSTemporaryDirectory() + "taskd-daemon-\(UUID().uuidString)"
-    let recorder = EntryRecorder()
+    let recorder = LogRecorder()
     let daemon: Daemon
     let journal: EventJournal
     static let root = PeerCredentials(pid: 1, uid: 0, gid: 0)
@@ -224,13 +225,13 @@ struct DaemonTests {
         let first = try await f.wakeAndWait("chain")
         #expect(first.map(\.state) == [.completed])
         let requested = try #require(
-            f.recorder.entries.withLock { $0.first { $0["MESSAGE_ID"] == MessageID.runRequested.rawValue } })
+            f.recorder.entries.first { $0["MESSAGE_ID"] == MessageID.runRequested.rawValue })
         #expect(requested["TASK"] == "chain" && requested["TASK_REQUESTED_USEC"] != nil)
         // The next run starts by itself: wait for its start entry (the test's limit bounds the wait).
         var timerStart: LogEntry?
         while timerStart == nil {
-            timerStart = f.recorder.entries.withLock {
-                $0.first { $0["MESSAGE_ID"] == MessageID.runStarted.rawValue && $0["TASK_TRIGGER"] == "timer" }
+            timerStart = f.recorder.entries.first {
+                $0["MESSAGE_ID"] == MessageID.runStarted.rawValue && $0["TASK_TRIGGER"] == "timer"
             }
             if timerStart == nil { try await Task.sleep(for: .milliseconds(20)) }
         }

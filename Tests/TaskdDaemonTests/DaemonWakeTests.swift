@@ -1,6 +1,7 @@
 import Synchronization
 import TaskScheduling
 import TaskdProtocol
+import TaskdTestSupport
 import Testing
 
 @testable import TaskdDaemon

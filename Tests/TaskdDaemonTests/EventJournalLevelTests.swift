@@ -1,5 +1,6 @@
 import Synchronization
 import TaskdSystem
+import TaskdTestSupport
 import Testing
 
 @testable import TaskdDaemon
@@ -8,7 +9,7 @@ import Testing
 struct EventJournalLevelTests {
     @Test("a lazy entry above the backend's level is neither made nor sent; one within it is")
     func lazyBelowLevel() {
-        let recorder = EntryRecorder()
+        let recorder = LogRecorder()
         let journal = EventJournal(backend: LevelledBackend(recorder, maxPriority: 6))
         let made = Mutex(0)
         journal.daemon(.request, 7) {
@@ -20,16 +21,16 @@ struct EventJournalLevelTests {
             return ("info request", [])
         }
         #expect(made.withLock { $0 } == 1, "only the entry the backend keeps is formatted")
-        #expect(recorder.entries.withLock { $0.map(\.message) } == ["info request"])
+        #expect(recorder.entries.map(\.message) == ["info request"])
         #expect(StderrLogBackend().keeps(priority: 6) && !StderrLogBackend().keeps(priority: 7))
     }
 }
 
 /// A recorder that keeps entries up to `maxPriority`, as `StderrLogBackend` does.
 private struct LevelledBackend: LogBackend {
-    let recorder: EntryRecorder
+    let recorder: LogRecorder
     let maxPriority: Int
-    init(_ recorder: EntryRecorder, maxPriority: Int) {
+    init(_ recorder: LogRecorder, maxPriority: Int) {
         self.recorder = recorder
         self.maxPriority = maxPriority
     }

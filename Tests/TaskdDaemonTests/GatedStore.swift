@@ -1,5 +1,6 @@
 import Synchronization
 import TaskScheduling
+import TaskdTestSupport
 
 @testable import TaskdDaemon
 

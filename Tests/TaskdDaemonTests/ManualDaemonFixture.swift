@@ -6,6 +6,7 @@ import TaskdIO
 import TaskdMachine
 import TaskdProtocol
 import TaskdSystem
+import TaskdTestSupport
 
 @testable import TaskdDaemon
 
@@ -17,7 +18,7 @@ final class ManualDaemonFixture: Sendable {
     let clock = ManualClock()
     let machine = ManualMachine()
     let launcher = RecordingLauncher()
-    let recorder = EntryRecorder()
+    let recorder = LogRecorder()
     /// The fleet the daemon claims its fleet runs in (`fleet: true`).
     let fleet = ManualFleet()
     let store: any RunStore
@@ -127,6 +128,6 @@ final class ManualDaemonFixture: Sendable {
 
     /// The journal entries with this MESSAGE_ID, in order.
     func entries(_ id: MessageID) -> [LogEntry] {
-        recorder.entries.withLock { $0.filter { $0["MESSAGE_ID"] == id.rawValue } }
+        recorder.entries.filter { $0["MESSAGE_ID"] == id.rawValue }
     }
 }

@@ -1,6 +1,7 @@
 import Synchronization
 import TaskdFleet
 import TaskdProtocol
+import TaskdTestSupport
 
 @testable import TaskdDaemon
 

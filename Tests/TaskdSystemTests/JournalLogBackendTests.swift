@@ -1,5 +1,6 @@
 import Synchronization
 import TaskdSystem
+import TaskdTestSupport
 import Testing
 
 /// The journal backend without a journald: the fallback gets the entries, a batch at once.
@@ -9,11 +10,11 @@ struct JournalLogBackendTests {
         .enabled(if: !JournalLogBackend.isAvailable, "a journald listens at the standard path")
     )
     func fallbackTakesTheBatch() {
-        let fallback = BatchRecorder()
+        let fallback = LogRecorder()
         let journal = JournalLogBackend(fallback: fallback)
         let entries = (0..<10).map { LogEntry([("MESSAGE", "event \($0)")]) }
         journal.send(batch: entries[...])
         journal.send(LogEntry([("MESSAGE", "alone")]))
-        #expect(fallback.batches.withLock { $0 } == [(0..<10).map { "event \($0)" }, ["alone"]])
+        #expect(fallback.batches == [(0..<10).map { "event \($0)" }, ["alone"]])
     }
 }

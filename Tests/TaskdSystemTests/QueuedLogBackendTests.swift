@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TaskdIO
+import TaskdTestSupport
 import Testing
 
 @testable import TaskdSystem
@@ -66,12 +67,12 @@ struct QueuedLogBackendTests {
 
     @Test("entries are handed on in order, in batches of at most `slice` (one write, one journald check each)")
     func batches() {
-        let recorder = BatchRecorder()
+        let recorder = LogRecorder()
         let queue = QueuedLogBackend(base: recorder)
         let count = QueuedLogBackend.slice * 3 + 5
         for i in 0..<count { queue.send(output("\(i)", "stdout")) }
         queue.flush()
-        let batches = recorder.batches.withLock { $0 }
+        let batches = recorder.batches
         #expect(batches.flatMap { $0 } == (0..<count).map(String.init))
         #expect(batches.count >= 4 && batches.allSatisfy { $0.count <= QueuedLogBackend.slice })
     }
@@ -80,7 +81,7 @@ struct QueuedLogBackendTests {
         "a lazy entry is made on the queue's thread, not the sender's, in order with the others",
         .timeLimit(.minutes(1)))
     func lazyEntries() {
-        let recorder = BatchRecorder()
+        let recorder = LogRecorder()
         let queue = QueuedLogBackend(base: recorder)
         let sender = pthread_self()
         let madeOnSender = Mutex<Bool?>(nil)
@@ -92,8 +93,8 @@ struct QueuedLogBackendTests {
         queue.send(output("third", "stdout"))
         // Not `flush()`: `sync` may drain on this thread. Wait for the queue's own drain (the time
         // limit bounds it).
-        while recorder.batches.withLock({ $0.flatMap { $0 }.count }) < 3 { usleep(1000) }
-        #expect(recorder.batches.withLock { $0.flatMap { $0 } } == ["first", "second", "third"])
+        while recorder.entries.count < 3 { usleep(1000) }
+        #expect(recorder.entries.map(\.message) == ["first", "second", "third"])
         #expect(madeOnSender.withLock { $0 } == false)
     }
 
@@ -101,31 +102,31 @@ struct QueuedLogBackendTests {
         "an entry sent soon after a drain waits for the pace: the queue's thread wakes once per `pace` under load",
         .timeLimit(.minutes(1)))
     func paced() {
-        let recorder = BatchRecorder()
+        let recorder = LogRecorder()
         let queue = QueuedLogBackend(base: recorder)
         let start = DeadlineTimer.now()
         queue.send(LogEntry([("MESSAGE", "first")]))
-        while recorder.batches.withLock({ $0.isEmpty }) { usleep(100) }
+        while recorder.batches.isEmpty { usleep(100) }
         queue.send(LogEntry([("MESSAGE", "second")]))
         queue.send(LogEntry([("MESSAGE", "third")]))
-        while recorder.batches.withLock({ $0.flatMap { $0 }.count }) < 3 { usleep(100) }
+        while recorder.entries.count < 3 { usleep(100) }
         // The first drain started after `start`; the next could not start before it plus the pace.
         #expect(DeadlineTimer.now() - start >= QueuedLogBackend.pace)
-        #expect(recorder.batches.withLock { $0.flatMap { $0 } } == ["first", "second", "third"])
+        #expect(recorder.entries.map(\.message) == ["first", "second", "third"])
     }
 
     @Test(
         "a barrier is called once every entry sent before it is handed on, without waiting for the pace",
         .timeLimit(.minutes(1)))
     func barrier() {
-        let recorder = BatchRecorder()
+        let recorder = LogRecorder()
         // A pace longer than the time limit: a barrier that waited for it would fail the test.
         let queue = QueuedLogBackend(base: recorder, pace: 3_600_000_000)
         queue.send(LogEntry([("MESSAGE", "first")]))
         queue.send(LogEntry([("MESSAGE", "second")]))
         queue.send(lazy: { LogEntry([("MESSAGE", "third")]) })
         let seen = Mutex<[String]?>(nil)
-        queue.whenHandedOn { seen.withLock { $0 = recorder.batches.withLock { $0.flatMap { $0 } } } }
+        queue.whenHandedOn { seen.withLock { $0 = recorder.entries.map(\.message) } }
         queue.send(LogEntry([("MESSAGE", "after")]))
         while seen.withLock({ $0 == nil }) { usleep(100) }
         #expect(Array(seen.withLock { $0 }!.prefix(3)) == ["first", "second", "third"])
@@ -134,7 +135,7 @@ struct QueuedLogBackendTests {
     @Test("a plain backend calls a barrier at once: it hands entries on as it is sent them")
     func plainBarrier() {
         let called = Mutex(false)
-        BatchRecorder().whenHandedOn { called.withLock { $0 = true } }
+        LogRecorder().whenHandedOn { called.withLock { $0 = true } }
         #expect(called.withLock { $0 })
     }
 }

@@ -1,6 +1,7 @@
 import Synchronization
 import Taskd
 import TaskdDaemon
+import TaskdTestSupport
 import TaskdTesting
 import Testing
 

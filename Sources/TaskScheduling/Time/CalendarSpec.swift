@@ -96,3 +96,10 @@ public struct CalendarSpec: Hashable, Sendable, CustomStringConvertible {
         return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
     }
 }
+
+/// A calendar expression that does not parse or cannot be valid, with the part at fault.
+public struct CalendarError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var expression: String
+    public var reason: String
+    public var description: String { "invalid calendar expression '\(expression)': \(reason)" }
+}

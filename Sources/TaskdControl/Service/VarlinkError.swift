@@ -14,3 +14,27 @@ public struct VarlinkError: Error, Hashable, Sendable, VarlinkErrorConvertible {
 
     public var varlinkError: VarlinkError { self }
 }
+
+/// An error a handler throws that has a Varlink error of its own (the daemon's refusals).
+public protocol VarlinkErrorConvertible: Error {
+    var varlinkError: VarlinkError { get }
+}
+
+/// A configuration that failed to load: its errors, each as file:line: message.
+public protocol ConfigurationErrors: Error {
+    var errors: [String] { get }
+}
+
+/// Why the fleet could not be listed: etcd could not be reached, or refused (Varlink `FleetUnavailable`).
+public struct FleetFailure: Error, Sendable, Hashable {
+    public var reason: String
+
+    public init(reason: String) { self.reason = reason }
+}
+
+/// Why an upgrade in place did not happen (Varlink `UpgradeFailed`).
+public struct UpgradeFailure: Error, Sendable, Hashable {
+    public var reason: String
+
+    public init(reason: String) { self.reason = reason }
+}

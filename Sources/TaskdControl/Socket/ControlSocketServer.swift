@@ -246,3 +246,9 @@ public final class ControlSocketServer: Sendable {
         }
     }
 }
+
+/// The control socket could not be set up.
+public struct SocketError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}

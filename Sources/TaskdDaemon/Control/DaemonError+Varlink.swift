@@ -18,3 +18,6 @@ extension DaemonError: VarlinkErrorConvertible {
         }
     }
 }
+
+/// A failed reload's errors, as `InvalidConfiguration` reports them.
+extension ReloadFailure: ConfigurationErrors {}

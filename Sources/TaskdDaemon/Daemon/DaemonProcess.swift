@@ -128,8 +128,6 @@ package struct DaemonProcess: Sendable {
         let runs = await Self.placeRuns(
             config.daemon, stateDirectory: stateDirectory, handoff: handoff, previouslyActive: previouslyActive,
             journal: journal)
-        // Replies of megabytes (List, Metrics) are mmapped blocks, given back once written.
-        MallocArenas.keepLargeBlocksMapped()
         guard
             let server = Self.makeServer(
                 path: socketPath, inherited: handoff, settings: config.daemon, journal: journal)

@@ -10,6 +10,8 @@ package protocol RunControls: Sendable {
     func status(_ text: String)
     /// Keeps `value` (JSON text) as the task's checkpoint: nil once it is on disk, else why not.
     func checkpoint(_ value: String) async -> String?
+    /// The daemon's clock, on which the handler's deadline and `now` are read.
+    var clock: any DaemonClock { get }
 }
 
 /// Controls that do nothing: a context made by hand.
@@ -19,4 +21,5 @@ package struct NoRunControls: RunControls {
     package func progress(completed: Int64, total: Int64?) {}
     package func status(_ text: String) {}
     package func checkpoint(_ value: String) async -> String? { nil }
+    package var clock: any DaemonClock { SystemClock() }
 }

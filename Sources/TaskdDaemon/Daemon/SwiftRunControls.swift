@@ -25,6 +25,8 @@ final class SwiftRunControls: RunControls {
 
     func status(_ text: String) { deliver(mailbox.post { $0.status = text }) }
 
+    var clock: any DaemonClock { daemon.clock }
+
     func checkpoint(_ value: String) async -> String? {
         let runID = self.runID
         return await withCheckedContinuation { continuation in

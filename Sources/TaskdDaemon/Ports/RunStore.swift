@@ -1,7 +1,7 @@
 import TaskScheduling
 
 /// Where the daemon keeps what must outlive it: acknowledged wakes and each task's record
-/// (history, persistent timers, health). `StateStore` in taskd, `MemoryStore` in tests.
+/// (history, persistent timers, health). `StateStore` in taskd, `MemoryStore` (`TaskdTestSupport`) in tests.
 package protocol RunStore: AnyObject, Sendable {
     /// The records of `keys` that exist, and what was wrong with those that could not be read.
     func loadTasks(_ keys: [TaskKey]) async -> (tasks: [TaskKey: TaskRecord], problems: [String])

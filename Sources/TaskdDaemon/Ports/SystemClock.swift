@@ -16,6 +16,16 @@ package struct SystemClock: DaemonClock {
         DeadlineTimer(onFire: fire) ?? SleepingTimer(fire)
     }
 
+    /// `ContinuousClock.now` itself, to the nanosecond.
+    package var continuousNow: ContinuousClock.Instant { ContinuousClock.now }
+
+    /// CLOCK_MONOTONIC µs, placed on `ContinuousClock` by its distance from now.
+    package func instant(atMonotonic micros: UInt64) -> ContinuousClock.Instant {
+        let continuousNow = ContinuousClock.now
+        let offset = Int64(clamping: micros) - Int64(clamping: Self.now().monotonic)
+        return continuousNow.advanced(by: .microseconds(offset))
+    }
+
     /// Both clocks now, without an instance.
     package static func now() -> ClockReading {
         ClockReading(monotonic: read(CLOCK_MONOTONIC), realtime: read(CLOCK_REALTIME))

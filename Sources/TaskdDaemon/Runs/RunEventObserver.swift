@@ -6,3 +6,12 @@ package protocol RunEventObserver: AnyObject, Sendable {
     /// One event the scheduler reported (started, progress, cancelling, killing, ended, retry…).
     func observe(_ event: SchedulerEvent)
 }
+
+/// Journals every event the scheduler reports (docs/journal.md).
+final class JournalObserver: RunEventObserver {
+    let journal: EventJournal
+
+    init(journal: EventJournal) { self.journal = journal }
+
+    func observe(_ event: SchedulerEvent) { journal.report(event) }
+}

@@ -4,12 +4,12 @@ import TaskdProtocol
 /// An acknowledged wake of one task, kept in `STATE/wakes.log` from before the acknowledgement
 /// until the run that answers it has ended for good; replayed after a crash (at-least-once).
 package struct WakeRecord: Hashable, Sendable {
-    var id: String
+    package var id: String
     var key: TaskKey
     var wakeID: String?
     var payload: String?
     /// When it was acknowledged, CLOCK_REALTIME µs.
-    var acknowledgedUSec: UInt64
+    package var acknowledgedUSec: UInt64
 
     /// One line of the log: `{"add": …}`.
     var line: [UInt8] {

@@ -25,3 +25,19 @@ extension SchedulerInterface {
         }
     }
 }
+
+extension SchedulerInterface {
+    /// `Resume(target) -> (tasks)`: resumes every paused task the target names.
+    public enum Resume: VarlinkMethod {
+        public static let name = SchedulerInterface.name + ".Resume"
+        public typealias Parameters = TargetParameters
+        public typealias Reply = TaskNamesReply
+    }
+}
+
+/// The reply that names tasks as `kind:identifier` (`Pause`, `Resume`).
+public struct TaskNamesReply: VarlinkReplyParameters, Hashable {
+    public var tasks: [String]
+
+    public init(tasks: [String]) { self.tasks = tasks }
+}

@@ -1,5 +1,6 @@
 import Synchronization
 import TaskScheduling
+import TaskdDaemon
 import TaskdIO
 
 /// A clock that moves only when a test moves it (`TaskdTesting`, the daemon's unit tests): both
@@ -12,9 +13,15 @@ package final class ManualClock: DaemonClock {
     }
 
     private let state: Mutex<State>
+    /// Where `start` lies on `ContinuousClock` (the real time the clock was made): its readings
+    /// are instants that far from there, whatever real time has passed since.
+    private let anchor: (instant: ContinuousClock.Instant, monotonic: UInt64)
 
     /// A clock standing at `start` (any instants do: tests see durations).
-    package init(start: ClockReading = ManualClock.origin) { state = Mutex(State(reading: start)) }
+    package init(start: ClockReading = ManualClock.origin) {
+        state = Mutex(State(reading: start))
+        anchor = (ContinuousClock.now, start.monotonic)
+    }
 
     /// 2026-01-01 00:00:00 UTC, 1,000 s after boot.
     package static let origin = ClockReading(monotonic: 1_000_000_000, realtime: 1_767_225_600_000_000)
@@ -22,6 +29,11 @@ package final class ManualClock: DaemonClock {
     package func now() -> ClockReading { state.withLock { $0.reading } }
 
     package func makeTimer(_ fire: @escaping @Sendable () -> Void) -> any DaemonTimer { Timer(clock: self, fire: fire) }
+
+    /// `micros` on this clock's time line: the anchor plus its distance from the start reading.
+    package func instant(atMonotonic micros: UInt64) -> ContinuousClock.Instant {
+        anchor.instant.advanced(by: .microseconds(Int64(clamping: micros) - Int64(clamping: anchor.monotonic)))
+    }
 
     /// Moves the clock forward by `micros`, firing every timer that falls due on the way at its
     /// deadline, in order; returns once what they started on the event loop has run.

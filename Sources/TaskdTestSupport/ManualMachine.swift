@@ -1,5 +1,6 @@
 import Synchronization
 import TaskScheduling
+import TaskdMachine
 
 /// A machine a test sets: which conditions do not hold, and the inhibitor locks the daemon holds.
 /// Its events reach the daemon when the test sends them (`send(_:)`).

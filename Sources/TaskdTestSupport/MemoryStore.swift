@@ -1,7 +1,8 @@
 import Synchronization
 import TaskScheduling
+import TaskdDaemon
 
-/// A `RunStore` in memory, durable at once: for tests and `TaskdTesting`. What a test reads back
+/// A `RunStore` in memory, durable at once: for the daemon's tests and `TaskdTesting`. What a test reads back
 /// is what taskd would have written.
 package final class MemoryStore: RunStore {
     private struct State {
