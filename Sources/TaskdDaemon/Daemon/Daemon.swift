@@ -31,7 +31,7 @@ package actor Daemon {
     var timerDeadline: UInt64?
     var recordRandom = SystemRandom()
 
-    var clock: any DaemonClock { ports.clock }
+    nonisolated var clock: any DaemonClock { ports.clock }
     var journal: EventJournal { ports.journal }
     var store: any RunStore { ports.store }
     var commands: any CommandLauncher { ports.commands }
