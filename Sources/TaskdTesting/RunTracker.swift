@@ -5,7 +5,7 @@ import TaskdIO
 
 /// Follows every run of the daemon under test, as its observer: each run's latest state, the
 /// retries scheduled after failures, and the tests waiting for a run to end.
-final class RunTracker: RunEventObserver {
+final class RunTracker: RunEventObserver, Sendable {
     private struct State {
         var runs: [String: Run] = [:]
         var order: [String] = []

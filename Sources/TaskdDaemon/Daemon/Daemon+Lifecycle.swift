@@ -10,14 +10,12 @@ extension Daemon {
     /// blocking its threads) stops it too. Without them that pool is never used.
     package func startWatchdog(every interval: UInt64) {
         let throughPool = !swift.isEmpty
-        status.startWatchdog(every: interval) { [weak self] pet in
+        let timer = clock.makeTimer { [weak self] in
             guard let self else { return }
-            if throughPool {
-                Task(executorPreference: globalConcurrentExecutor) { self.onLoop { _ in pet() } }
-            } else {
-                self.onLoop { _ in pet() }
-            }
+            let pet: @Sendable () -> Void = { self.onLoop { $0.status.petted() } }
+            if throughPool { Task(executorPreference: globalConcurrentExecutor) { pet() } } else { pet() }
         }
+        status.startWatchdog(every: interval, timer: timer)
     }
 
     /// Loads the configuration again (off the cooperative pool). An invalid one changes nothing

@@ -87,7 +87,7 @@ package actor Daemon {
     package var taskCount: Int { scheduler.tasks.count }
 
     /// Adds an observer of every event from now on (after the daemon's own).
-    package func subscribe(_ observer: any RunEventObserver) { observers.append(observer) }
+    package func subscribe(_ observer: any RunEventObserver & Sendable) { observers.append(observer) }
 
     // MARK: Time
 

@@ -3,8 +3,8 @@ import TaskdIO
 
 /// What the metrics count (wakes served, runs by outcome, durations), and `MetricsFile=`: rewritten
 /// (a temporary file renamed over it, so a reader never sees half) once something changed, at most
-/// every `interval`. Used from the event loop only.
-final class MetricsPublisher: RunEventObserver, @unchecked Sendable {
+/// every `interval`. Held by the daemon, so used on the loop only (not `Sendable`).
+final class MetricsPublisher: RunEventObserver {
     private(set) var counters = MetricCounters()
     /// `MetricsFile=`, if set.
     let file: String?

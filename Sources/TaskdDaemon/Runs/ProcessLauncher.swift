@@ -1,3 +1,4 @@
+import Synchronization
 import TaskRuntime
 import TaskScheduling
 import TaskdIO
@@ -10,20 +11,27 @@ import TaskdProtocol
 /// Runs commands as real processes: spawned with their `TASKD_*` environment, in a cgroup of their
 /// own when runs get one (`RunCgroups=`), their output journaled line by line and their notify
 /// lines (`PROGRESS=`, `STATUS=`) handed to the daemon. The run keeper spawns them where there is
-/// one (started with the first run), so that they outlive taskd. Used from the event loop only.
-final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
+/// one (started with the first run), so that they outlive taskd. Called on the event loop; its
+/// state is behind a lock (uncontended there), as the keeper's loss is told on another thread.
+final class ProcessLauncher: CommandLauncher, Sendable {
     private let journal: EventJournal
     private let stateDirectory: String
     /// Where command runs get cgroups of their own (nil: process groups).
     private let cgroups: RunCgroups?
-    /// Tasks whose resource limits were reported as not applied (said once per task).
-    private var limitsReported: Set<TaskKey> = []
-    /// The processes running now, each with the signal that cancels it.
-    private var active: [String: (process: CommandProcess, killSignal: Int32)] = [:]
-    /// The run keeper: the one a taskd before this one left, or one started with the first run
-    /// from `keeperExecutable` (nil: runs are taskd's own children and end with it).
-    private(set) var keeper: RunKeeper?
-    private var keeperExecutable: String?
+    private struct State {
+        /// Tasks whose resource limits were reported as not applied (said once per task).
+        var limitsReported: Set<TaskKey> = []
+        /// The processes running now, each with the signal that cancels it.
+        var active: [String: (process: CommandProcess, killSignal: Int32)] = [:]
+        /// The run keeper: the one a taskd before this one left, or one started with the first run
+        /// from `keeperExecutable` (nil: runs are taskd's own children and end with it).
+        var keeper: RunKeeper?
+        var keeperExecutable: String?
+        /// Set once taskd told the keeper to exit: its going away is then no loss.
+        var keeperQuit = false
+    }
+    private let state: Mutex<State>
+    var keeper: RunKeeper? { state.withLock { $0.keeper } }
     /// The keeper and the runs live in a scope of their own, outside taskd's unit (`KeeperScope`).
     let runsOutliveUnit: Bool
     /// taskd's unit, named in the output the keeper journals from that scope (`journalctl -u`).
@@ -38,23 +46,23 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
         self.journal = journal
         self.stateDirectory = stateDirectory
         self.cgroups = cgroups
-        self.keeper = keeper
-        self.keeperExecutable = keeperExecutable
+        state = Mutex(State(keeper: keeper, keeperExecutable: keeperExecutable))
         keeper.map(watchLoss)
     }
 
     /// The keeper, started now if there is none yet; nil (journaled once) if it cannot start:
     /// runs are then taskd's own children.
     private func runKeeper() -> RunKeeper? {
-        if let keeper, !keeper.isGone { return keeper }
-        guard let executable = keeperExecutable else { return nil }
+        let (kept, executable) = state.withLock { ($0.keeper, $0.keeperExecutable) }
+        if let kept, !kept.isGone { return kept }
+        guard let executable else { return nil }
         switch RunKeeper.start(stateDirectory: stateDirectory, executable: executable) {
         case .success(let started):
-            keeper = started
+            state.withLock { $0.keeper = started }
             watchLoss(started)
             return started
         case .failure(let error):
-            keeperExecutable = nil
+            state.withLock { $0.keeperExecutable = nil }
             journal.daemon(
                 .stateError, 3, "cannot start the run keeper (\(error.message)): command runs will not outlive taskd")
             return nil
@@ -63,18 +71,17 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
 
     var keeperDescriptor: Int32? { keeper.flatMap { $0.isGone ? nil : $0.descriptor } }
 
-    /// Set once taskd told the keeper to exit: its going away is then no loss.
-    private var keeperQuit = false
-
     func quitKeeper() {
-        keeperQuit = true
-        keeper?.quit()
+        state.withLock {
+            $0.keeperQuit = true
+            return $0.keeper
+        }?.quit()
     }
 
     private func watchLoss(_ keeper: RunKeeper) {
         let journal = self.journal
         keeper.whenLost { [weak self] in
-            guard self?.keeperQuit != true else { return }
+            guard self?.state.withLock({ $0.keeperQuit }) != true else { return }
             journal.daemon(
                 .stateError, 3,
                 "taskd-keeper, the parent of the command runs, went away; a new one starts with the next run")
@@ -96,7 +103,7 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
                 keptOutput: keeper != nil ? journal.keptOutput(of: run, limit: spec.outputLimit, unit: unit) : nil,
                 onOutput: Self.output(of: run, limit: spec.outputLimit, journal: journal, reporter: reporter),
                 onExit: Self.exit(of: run, reporter: reporter))
-            active[run.id] = (process, spec.killSignal)
+            state.withLock { $0.active[run.id] = (process, spec.killSignal) }
             return nil
         } catch {
             cgroup?.remove()
@@ -105,19 +112,20 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
     }
 
     func signal(_ runID: String, hard: Bool) {
-        guard let (process, killSignal) = active[runID] else { return }
+        guard let (process, killSignal) = state.withLock({ $0.active[runID] }) else { return }
         process.signalGroup(hard ? SIGKILL : killSignal)
     }
 
-    func ended(_ runID: String) { active[runID] = nil }
+    func ended(_ runID: String) { state.withLock { $0.active[runID] = nil } }
 
     func joined(_ run: Run) {
-        guard let process = active[run.id]?.process, process.isKept, let keeper else { return }
+        let (process, keeper) = state.withLock { ($0.active[run.id]?.process, $0.keeper) }
+        guard let process, process.isKept, let keeper else { return }
         keeper.note(process.pid, snapshot: Self.snapshot(of: run))
     }
 
     func handOff(_ runID: String) -> (CommandHandoff, killSignal: Int32)? {
-        guard let (process, killSignal) = active.removeValue(forKey: runID) else { return nil }
+        guard let (process, killSignal) = state.withLock({ $0.active.removeValue(forKey: runID) }) else { return nil }
         return (process.handOff(), killSignal)
     }
 
@@ -139,7 +147,7 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
             keptOutput: journal.keptOutput(of: run, limit: limit, unit: unit),
             onOutput: Self.output(of: run, limit: limit, journal: journal, reporter: reporter),
             onExit: Self.exit(of: run, reporter: reporter))
-        active[run.id] = (process, spec?.killSignal ?? killSignal)
+        state.withLock { $0.active[run.id] = (process, spec?.killSignal ?? killSignal) }
         return nil
     }
 
@@ -176,7 +184,7 @@ final class ProcessLauncher: CommandLauncher, @unchecked Sendable {
         var unapplied: [String] = []
         let cgroup = try cgroups?.make(runID: run.id, limits: limits, unapplied: &unapplied)
         if cgroup == nil && !limits.isEmpty { unapplied = limits.files.map { "\($0.file)=\($0.value)" } }
-        if !unapplied.isEmpty, limitsReported.insert(run.key).inserted {
+        if !unapplied.isEmpty, state.withLock({ $0.limitsReported.insert(run.key).inserted }) {
             journal.daemon(
                 .configError, 4,
                 "\(run.key): resource limits not applied (\(unapplied.joined(separator: ", "))): "

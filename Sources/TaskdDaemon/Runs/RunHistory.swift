@@ -4,9 +4,9 @@ import TaskdProtocol
 /// Each task's record (its last runs, persistent timers, health) as the daemon keeps it and hands
 /// it to the store: changed records are saved after each batch of actions, and the ends that
 /// watchers wait for are told once their record is on disk and every journal entry of the run has
-/// been handed to journald, so `wake --wait && journalctl` finds them (docs/journal.md). Used from
-/// the event loop only.
-final class RunHistory: RunEventObserver, @unchecked Sendable {
+/// been handed to journald, so `wake --wait && journalctl` finds them (docs/journal.md). Held by the
+/// daemon, so used on the loop only (not `Sendable`).
+final class RunHistory: RunEventObserver {
     private(set) var records: [TaskKey: TaskRecord]
     private let store: any RunStore
     /// `History=` of the tasks that do not keep the default number of runs (20).

@@ -4,8 +4,8 @@ import TaskdProtocol
 /// The clients following runs (`wake --wait`, Varlink `Wake` with `more`): each watch hears every
 /// later state of its runs, the end only once the history that records it is on disk (the daemon
 /// calls `deliverEnded`). A notice of a signal sent to a command's group is held until the run ends
-/// or `HeldNotices.delay` later (see `HeldNotices`). Used from the event loop only.
-final class RunWatchers: RunEventObserver, @unchecked Sendable {
+/// or `HeldNotices.delay` later (see `HeldNotices`). Held by the daemon, so used on the loop only (not `Sendable`).
+final class RunWatchers: RunEventObserver {
     private var watches: [Int: RunWatch] = [:]
     private var nextID = 0
     private var held = HeldNotices()

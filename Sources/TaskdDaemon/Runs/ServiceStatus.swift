@@ -3,14 +3,15 @@ import TaskdIO
 import TaskdSystem
 
 /// What the daemon tells its service manager (sd_notify): `STATUS=` once per turn of the event loop
-/// when it changed, and `WATCHDOG=1` every half `WATCHDOG_USEC`. Used from the event loop only.
-final class ServiceStatus: @unchecked Sendable {
+/// when it changed, and `WATCHDOG=1` every half `WATCHDOG_USEC`. Held by the daemon, so used on the loop only (not `Sendable`).
+final class ServiceStatus {
     let notifier: ServiceNotifier
     private let clock: any DaemonClock
     private var last = ""
     /// Whether a `STATUS=` is due at the end of this turn already.
     private(set) var pending = false
     private var watchdog: (any DaemonTimer)?
+    private var watchdogInterval: UInt64 = 0
 
     init(notifier: ServiceNotifier, clock: any DaemonClock) {
         self.notifier = notifier
@@ -36,19 +37,19 @@ final class ServiceStatus: @unchecked Sendable {
     /// Forgets the last status (a reload's `READY=1` goes with a fresh one).
     func reset() { last = "" }
 
-    /// Sends `WATCHDOG=1` every `interval` µs, each pet going through `pet`, which must call its
-    /// argument on the event loop: the daemon's round trip, so that a wedged loop, or a cooperative
-    /// pool that no longer runs, stops the pets and systemd restarts taskd.
-    func startWatchdog(
-        every interval: UInt64, through pet: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
-    ) {
-        watchdog = clock.makeTimer { [self] in pet { self.petted(every: interval) } }
-        watchdog?.arm(at: clock.now().monotonic &+ interval)
+    /// Sends `WATCHDOG=1` every `interval` µs: `timer` fires, the daemon makes its round trip
+    /// and calls `petted` on the loop, so that a wedged loop, or a cooperative pool that no longer
+    /// runs, stops the pets and systemd restarts taskd.
+    func startWatchdog(every interval: UInt64, timer: any DaemonTimer) {
+        watchdogInterval = interval
+        watchdog = timer
+        timer.arm(at: clock.now().monotonic &+ interval)
     }
 
-    private func petted(every interval: UInt64) {
+    /// The round trip of a pet is over: `WATCHDOG=1`, and the next in `interval`.
+    func petted() {
         notifier.notify("WATCHDOG=1")
-        watchdog?.arm(at: clock.now().monotonic &+ interval)
+        watchdog?.arm(at: clock.now().monotonic &+ watchdogInterval)
     }
 
     /// `STATUS=`: runs active and queued, and the next timer.

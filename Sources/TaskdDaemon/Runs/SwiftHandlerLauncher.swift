@@ -5,8 +5,8 @@ import TaskdIO
 /// Runs Swift handlers as tasks on `HandlerExecutor`: the first slice on the event loop's thread
 /// once the event or job that started it returns, the rest on the pool. Cancellation is Swift task
 /// cancellation; the hard stop abandons the task (a late return is fenced by the scheduler). Used
-/// from the event loop only.
-final class SwiftHandlerLauncher: @unchecked Sendable {
+/// on the loop only: the daemon holds it (not `Sendable`).
+final class SwiftHandlerLauncher {
     private(set) var handlers: [String: TaskHandler]
     private var active: [String: Task<Void, Never>] = [:]
 
