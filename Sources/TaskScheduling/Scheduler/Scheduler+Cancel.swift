@@ -5,16 +5,24 @@ extension Scheduler {
     /// running one has its cancellation signalled now (`.cancel`, reported `cancelling`); one
     /// already cancelling or killed keeps its first reason and is not signalled again. The hard
     /// stop of a run that started comes one `CancelGraceSec=` from now at the latest (`killBy`,
-    /// if earlier), never later than it was due. `run` is stored as given (the caller may have
-    /// changed it, or made it); returns it as it is now (as it ended, for one that ended).
+    /// if earlier), never later than it was due. A run whose handler never started
+    /// (`handlerStarted` false: its fleet claim was not won) ends now as a queued one does, keeping
+    /// its first reason but for its budget's end, which gives way to `reason` other than
+    /// `requested` (a handler that never started did not run out of time). `run` is stored as
+    /// given (the caller may have changed it, or made it); returns it as it is now (as it ended,
+    /// for one that ended).
     @discardableResult
     mutating func cancel(
-        _ run: Run, reason: CancelReason, killBy: UInt64 = .max, at now: ClockReading,
+        _ run: Run, reason: CancelReason, killBy: UInt64 = .max, handlerStarted: Bool = true, at now: ClockReading,
         actions: inout [SchedulerAction]
     ) -> Run {
         var run = run
-        if run.phase == .queued {
-            run.phase = .cancelling(reason)
+        if run.phase == .queued || !handlerStarted {
+            switch run.phase {
+            case .queued, .running: run.phase = .cancelling(reason)
+            case .cancelling(.budget), .killed(.budget): if reason != .requested { run.phase = .cancelling(reason) }
+            default: break
+            }
             runs[run.id] = run
             let ended = finish(run.id, termination: nil, at: now)
             actions += ended

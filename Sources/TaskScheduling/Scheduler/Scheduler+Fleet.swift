@@ -17,13 +17,9 @@ extension Scheduler {
         guard var run = runs[runID], run.started != nil else { return [] }
         run.fleetHost = host ?? run.fleetHost
         run.fenceToken = token ?? run.fenceToken
-        switch run.phase {
-        case .running: run.phase = .cancelling(reason)
-        case .cancelling(.budget), .killed(.budget): if reason != .requested { run.phase = .cancelling(reason) }
-        default: break
-        }
-        runs[runID] = run
-        return endBatch(finish(runID, termination: nil, at: now))
+        var actions: [SchedulerAction] = []
+        cancel(run, reason: reason, handlerStarted: false, at: now, actions: &actions)
+        return endBatch(actions)
     }
 
     /// Another host's claim on one of the task's slots (`scheduled`, CLOCK_REALTIME µs) lapsed
