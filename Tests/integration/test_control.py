@@ -83,7 +83,8 @@ def test_rejected_requests_are_journaled_with_the_peer(daemon):
 def test_each_request_is_journaled_with_peer_credentials(daemon):
     r = daemon.taskctl("list")
     assert r.returncode == 0
-    entries = journal(REQUEST_METHOD="io.taskd.Scheduler.List", _PID=str(daemon.proc.pid))
+    entries = wait_for(lambda: journal(REQUEST_METHOD="io.taskd.Scheduler.List", _PID=str(daemon.proc.pid)),
+                       what="the request's entry")  # the reply does not wait for it
     assert entries and entries[-1]["PEER_UID"] == str(os.getuid()) and int(entries[-1]["PEER_PID"]) > 0
 
 

@@ -170,7 +170,8 @@ def test_a_thousand_connections_meet_the_limit_and_a_well_behaved_client_is_stil
     rss_after = rss_kib(d.proc.pid)
     assert rss_after <= rss_base + 4096, (rss_base, rss_after)  # KiB: the flood's buffers went back
     if IS_ROOT:  # the private journald: refusals are summarized, not one entry per refused connection
-        refusals = [e for e in journal(_PID=str(d.proc.pid)) if "TASKD_REFUSED_CONNECTIONS" in e]
+        refusals = wait_for(lambda: [e for e in journal(_PID=str(d.proc.pid)) if "TASKD_REFUSED_CONNECTIONS" in e],
+                            what="the refusals' entry")
         assert 1 <= len(refusals) <= 3, refusals
         assert "MaxConnections=" in refusals[0]["MESSAGE"] and refusals[0]["PEER_UID"] == "0"
     assert d.proc.poll() is None
