@@ -144,6 +144,7 @@ def test_a_wake_reply_tells_an_end_only_once_the_history_holding_it_is_on_disk(d
         assert plain["state"] in ("queued", "waiting", "running"), plain
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not VARLINK_CALL.exists(), reason="shared/tools/varlink-call is not beside the repo")
 def test_the_reference_varlink_client_parses_the_idl_and_calls_methods(daemon):
     out = subprocess.run([str(VARLINK_CALL), daemon.socket], capture_output=True, text=True, timeout=300)

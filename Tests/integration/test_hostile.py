@@ -52,6 +52,7 @@ def closed_by_peer(sock, timeout):
         return False
 
 
+@pytest.mark.slow
 def test_a_silent_connection_is_closed_when_idle_but_a_waiting_call_is_not(daemon_factory):
     d = daemon_factory({"hello.task": task("/bin/true"), "slow.task": task("/bin/sleep 2.5")},
                        daemon_conf=LIMITS.format(total=64, per_user=64, idle="1s", request="5s")).start()

@@ -70,6 +70,7 @@ def keeper_listens(d):
         s.close()
 
 
+@pytest.mark.slow
 def test_command_runs_outlive_kill_9_and_the_next_taskd_takes_each_over(daemon_factory, tmp_path):
     gate = tmp_path / "gate"
     seqs = {f"seq{i}": (10 + 2 * i, i % 4) for i in range(10)}  # lines after the gate, exit status

@@ -53,6 +53,7 @@ def end_entry(run_id):
                     what=f"the end of run {run_id} in the journal")[0]
 
 
+@pytest.mark.slow
 @needs_journal
 def test_upgrade_keeps_every_command_run_its_output_budget_and_watchers(daemon_factory, tmp_path):
     binary = install_copy(tmp_path)
