@@ -54,7 +54,9 @@ def test_a_checkpoint_is_handed_to_the_next_run_shown_in_status_and_cleared_by_c
              what="the retry to complete")
     runs = list(reversed(history(d)))
     assert runs[0]["state"] == "failed" and runs[1]["attempt"] == 2, runs
-    resumed = journal(MESSAGE_ID=CHECKPOINT_ID, TASK_RUN_ID=runs[1]["runId"])
+    # The history tells the end before taskd's queue has handed the run's entries to journald.
+    resumed = wait_for(lambda: journal(MESSAGE_ID=CHECKPOINT_ID, TASK_RUN_ID=runs[1]["runId"]),
+                       what="the resumed run's checkpoint entry")
     assert resumed and resumed[0]["TASK_CHECKPOINT_RUN_ID"] == runs[0]["runId"], resumed
     steps = done_steps(tmp_path)
     assert sorted(set(steps)) == list(range(200)) and len(steps) - 200 <= 1, "resumed, at most one step redone"

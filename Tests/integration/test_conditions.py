@@ -148,6 +148,7 @@ def test_free_space_is_read_and_an_impossible_amount_gives_up(daemon_factory):
     assert gave_up["state"] == "cancelled" and gave_up["cancelReason"] == "condition-timeout", gave_up
 
 
+@pytest.mark.slow
 def test_a_run_waits_while_memory_pressure_is_high(daemon_factory, tmp_path):
     folder = tmp_path / "pressure"
     folder.mkdir()

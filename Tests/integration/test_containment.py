@@ -44,7 +44,9 @@ def test_a_runs_cpu_and_io_are_accounted_in_its_end_entry_history_and_status(dae
     d = daemon_factory({"work.task": task(
         f"/bin/sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; "
         f"dd if=/dev/zero of={target} bs=64k count=64 oflag=direct status=none'")}).start()
-    said = [e for e in journal(_PID=str(d.proc.pid)) if "contained by process group" in e.get("MESSAGE", "")]
+    # Said at start, from taskd's journal queue: the socket may accept before journald has it.
+    said = wait_for(lambda: [e for e in journal(_PID=str(d.proc.pid)) if "contained by process group" in e.get("MESSAGE", "")],
+                    what="why there are no run cgroups")
     assert said and "setsid() escapes" in said[0]["MESSAGE"], "said once at start why there are no run cgroups"
     run = json.loads(d.taskctl("wake", "work", "--wait", "--json").stdout)[0]
     assert run["state"] == "completed", run

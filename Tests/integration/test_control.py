@@ -83,7 +83,8 @@ def test_rejected_requests_are_journaled_with_the_peer(daemon):
 def test_each_request_is_journaled_with_peer_credentials(daemon):
     r = daemon.taskctl("list")
     assert r.returncode == 0
-    entries = journal(REQUEST_METHOD="io.taskd.Scheduler.List", _PID=str(daemon.proc.pid))
+    entries = wait_for(lambda: journal(REQUEST_METHOD="io.taskd.Scheduler.List", _PID=str(daemon.proc.pid)),
+                       what="the request's entry")  # the reply does not wait for it
     assert entries and entries[-1]["PEER_UID"] == str(os.getuid()) and int(entries[-1]["PEER_PID"]) > 0
 
 
@@ -143,6 +144,7 @@ def test_a_wake_reply_tells_an_end_only_once_the_history_holding_it_is_on_disk(d
         assert plain["state"] in ("queued", "waiting", "running"), plain
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not VARLINK_CALL.exists(), reason="shared/tools/varlink-call is not beside the repo")
 def test_the_reference_varlink_client_parses_the_idl_and_calls_methods(daemon):
     out = subprocess.run([str(VARLINK_CALL), daemon.socket], capture_output=True, text=True, timeout=300)

@@ -203,6 +203,7 @@ def campaign(tmp_path, *args):
                           text=True, timeout=300, env=dict(os.environ, TMPDIR=str(tmp_path)))
 
 
+@pytest.mark.slow
 def test_kill_9_campaign_short_every_acknowledged_wake_runs_and_every_file_stays_readable(tmp_path):
     # The short CI version of the kill -9 campaign (scripts/crash-campaign; docs/testing.md).
     r = campaign(tmp_path, "--rounds", "5")
@@ -212,6 +213,7 @@ def test_kill_9_campaign_short_every_acknowledged_wake_runs_and_every_file_stays
     assert summary["acknowledged"] > 100 and summary["runs"] > 0
 
 
+@pytest.mark.slow
 def test_the_campaign_notices_lost_wakes(tmp_path):
     # Its self-test: with wakes.log deleted before each restart, acknowledged wakes are lost and it says so.
     r = campaign(tmp_path, "--rounds", "1", "--drop-wake-log", "--answer-timeout", "2")

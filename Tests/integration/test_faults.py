@@ -46,6 +46,7 @@ def test_a_command_that_closes_its_output_and_hangs_is_stopped_at_its_budget(dae
     assert d.taskctl("wake", "hello", "--wait").returncode == 0
 
 
+@pytest.mark.slow
 def test_a_swift_handler_that_ignores_cancellation_is_abandoned_and_taskd_serves_on(daemon_factory):
     d = daemon_factory({}, binary=FAULTS).start()
     t0 = time.monotonic()

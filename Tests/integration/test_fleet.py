@@ -15,7 +15,9 @@ import pytest
 from conftest import VARLINK_CALL, journal, wait_for
 from fleet_bench import etcd, fleet_task, instances, job, needs_etcd, read_log  # noqa: F401 (etcd: a fixture)
 
-pytestmark = pytest.mark.integration
+# Each test starts a 3-member etcd cluster and waits on its leases (5-25 s): left to the full run;
+# the quick lane has the fleet's rules on the manual clock (TaskdDaemonTests, ManualFleet).
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @needs_etcd
@@ -102,7 +104,6 @@ def contested(tmp_path):
 
 
 @needs_etcd
-@pytest.mark.slow
 def test_fleet_once_through_faults(daemon_factory, etcd, tmp_path):
     # Slots every second across four instances while faults come one after another: SIGKILL of the
     # taskd whose run is in progress (restarted a second later), SIGKILL of an etcd member (started

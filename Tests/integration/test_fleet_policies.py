@@ -12,7 +12,9 @@ from conftest import journal, wait_for
 from fleet_bench import (  # noqa: F401 (etcd: a fixture)
     ETCD, ETCDCTL, conf, etcd, fleet_task, free_port, instances, job, needs_etcd, read_log)
 
-pytestmark = pytest.mark.integration
+# Each test starts a 3-member etcd cluster and waits on its leases (5-25 s): left to the full run;
+# the quick lane has the fleet's rules on the manual clock (TaskdDaemonTests, ManualFleet).
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @needs_etcd

@@ -52,6 +52,7 @@ def closed_by_peer(sock, timeout):
         return False
 
 
+@pytest.mark.slow
 def test_a_silent_connection_is_closed_when_idle_but_a_waiting_call_is_not(daemon_factory):
     d = daemon_factory({"hello.task": task("/bin/true"), "slow.task": task("/bin/sleep 2.5")},
                        daemon_conf=LIMITS.format(total=64, per_user=64, idle="1s", request="5s")).start()
@@ -170,7 +171,8 @@ def test_a_thousand_connections_meet_the_limit_and_a_well_behaved_client_is_stil
     rss_after = rss_kib(d.proc.pid)
     assert rss_after <= rss_base + 4096, (rss_base, rss_after)  # KiB: the flood's buffers went back
     if IS_ROOT:  # the private journald: refusals are summarized, not one entry per refused connection
-        refusals = [e for e in journal(_PID=str(d.proc.pid)) if "TASKD_REFUSED_CONNECTIONS" in e]
+        refusals = wait_for(lambda: [e for e in journal(_PID=str(d.proc.pid)) if "TASKD_REFUSED_CONNECTIONS" in e],
+                            what="the refusals' entry")
         assert 1 <= len(refusals) <= 3, refusals
         assert "MaxConnections=" in refusals[0]["MESSAGE"] and refusals[0]["PEER_UID"] == "0"
     assert d.proc.poll() is None

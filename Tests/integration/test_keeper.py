@@ -40,6 +40,13 @@ def ended(d, name):
     return runs and runs[0]["state"] not in ("running", "cancelling", "killing")
 
 
+def end_entry(run_id):
+    """The run's end entry, once journald has it: the history tells an end before taskd's queue has
+    handed its entries on (the adoption, the end)."""
+    return wait_for(lambda: [e for e in journal(TASK_RUN_ID=run_id) if "TASK_OUTCOME" in e], timeout=30,
+                    what=f"the end of run {run_id} in the journal")[0]
+
+
 def lines_of(name, run_id):
     return [e["MESSAGE"] for e in journal(TASK=name, TASK_RUN_ID=run_id) if e["MESSAGE"].startswith("seq ")]
 
@@ -63,6 +70,7 @@ def keeper_listens(d):
         s.close()
 
 
+@pytest.mark.slow
 def test_command_runs_outlive_kill_9_and_the_next_taskd_takes_each_over(daemon_factory, tmp_path):
     gate = tmp_path / "gate"
     seqs = {f"seq{i}": (10 + 2 * i, i % 4) for i in range(10)}  # lines after the gate, exit status
@@ -86,6 +94,7 @@ def test_command_runs_outlive_kill_9_and_the_next_taskd_takes_each_over(daemon_f
     gate.touch()
     for name in started:
         wait_for(lambda: ended(d, name), timeout=30, what=f"{name}'s run to end")
+        end_entry(started[name])
     for name, (n, status) in seqs.items():
         runs = history(d, name)
         assert [r["runId"] for r in runs] == [started[name]], f"{name}: one run, never started twice"
@@ -131,6 +140,7 @@ def test_a_run_that_ends_while_no_taskd_runs_keeps_its_real_exit_status_and_outp
              what="the run to end with no taskd")
     d.start()
     wait_for(lambda: ended(d, "quick"), what="the run's end to be recorded")
+    end_entry(run)
     recorded = history(d, "quick")
     assert [r["runId"] for r in recorded] == [run]
     assert recorded[0]["state"] == "failed" and recorded[0]["exitStatus"] == 2, recorded[0]
@@ -156,6 +166,7 @@ def test_a_run_not_yet_in_the_list_of_runs_in_progress_is_taken_over_from_the_ke
     d.start()
     gate.touch()
     wait_for(lambda: ended(d, "fresh"), timeout=30, what="the run's end to be recorded")
+    end_entry(run)
     recorded = history(d, "fresh")
     assert [r["runId"] for r in recorded] == [run], "taken over, not started again"
     assert recorded[0]["state"] == "failed" and recorded[0]["exitStatus"] == 3, recorded[0]
@@ -203,6 +214,7 @@ def test_an_upgrade_in_place_hands_the_keeper_over_with_its_runs(daemon_factory,
     gate.touch()
     for name in started:
         wait_for(lambda: ended(d, name), timeout=30, what=f"{name}'s run to end")
+        end_entry(started[name])
     for i, (name, run) in enumerate(started.items()):
         recorded = history(d, name)
         assert [r["runId"] for r in recorded] == [run] and recorded[0]["exitStatus"] == i, recorded

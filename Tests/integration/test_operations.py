@@ -32,7 +32,8 @@ def test_pause_records_wakes_without_running_them_survives_a_restart_and_resume_
     why = json.loads(d.taskctl("why", "sync", "--json").stdout)
     assert why["reasons"][0]["code"] == "paused" and "disk swap" in why["reasons"][0]["text"]
     assert why["reasons"][0]["messageId"] == PAUSED
-    assert journal(_PID=str(d.proc.pid), MESSAGE_ID=PAUSED, TASK="sync", TASK_PAUSE_NOTE="disk swap")
+    wait_for(lambda: journal(_PID=str(d.proc.pid), MESSAGE_ID=PAUSED, TASK="sync", TASK_PAUSE_NOTE="disk swap"),
+             what="the pause's entry")  # the reply does not wait for it
 
     d.stop()
     d.start()
@@ -130,7 +131,7 @@ def test_after_orders_the_runs_of_one_wake_and_why_says_what_a_run_waits_for(dae
     events = [line.split()[:2] for line in log.read_text().splitlines()]
     assert events == [["start", "extract"], ["end", "extract"], ["start", "transform"], ["end", "transform"],
                       ["start", "load"], ["end", "load"]], events
-    waited = journal(_PID=str(d.proc.pid), TASK="load", TASK_QUEUE="after")
+    waited = wait_for(lambda: journal(_PID=str(d.proc.pid), TASK="load", TASK_QUEUE="after"), what="load's queued entry")
     assert waited and waited[0]["TASK_AFTER_RUN_IDS"] == runs["transform"]["runId"], waited
 
 

@@ -49,6 +49,7 @@ def test_wake_wait_events_carry_the_progress_as_it_comes(daemon_factory):
     assert events[-1]["runs"][0]["state"] == "completed"
 
 
+@pytest.mark.slow
 def test_a_swift_handler_reporting_10000_times_a_second_keeps_the_journal_bounded(daemon_factory):
     d = daemon_factory({}, binary=FAULTS).start()
     t0 = time.monotonic()
@@ -63,6 +64,7 @@ def test_a_swift_handler_reporting_10000_times_a_second_keeps_the_journal_bounde
     print(f"20,000 reports in {elapsed:.1f} s: {len(told)} progress entries")
 
 
+@pytest.mark.slow
 def test_progress_timeout_cancels_a_silent_run_and_says_why(daemon_factory):
     d = daemon_factory({
         "quiet.task": task("/bin/sleep 30", budget="30s", grace="1s", extra="ProgressTimeoutSec=1s"),

@@ -110,6 +110,7 @@ def test_a_command_that_traps_sigterm_is_killed_at_the_budget_end_with_its_whole
     wait_for(lambda: not group_members(pgid), timeout=2, what=f"process group {pgid} to be gone")
 
 
+@pytest.mark.slow
 def test_a_watcher_hears_each_signal_sent_to_a_command_in_order_and_before_its_end(daemon_factory, tmp_path):
     # taskd holds a watcher's notice of a signal until the group ends or 2 ms pass (HeldNotices):
     # the ignored SIGTERM at 1 s is told while the group still lives, SIGKILL at 3 s before the end.
@@ -242,6 +243,7 @@ def test_on_unit_active_sec_repeats_from_each_start(daemon_factory):
         assert 0 <= run["startedUSec"] - run["scheduledUSec"] < 5_000_000, run
 
 
+@pytest.mark.slow
 def test_on_calendar_fires_on_the_wall_clock(daemon_factory):
     d = daemon_factory({"cal.task": task("/bin/true", extra="[Timer]\nOnCalendar=*:*:0/2")}).start()
     runs = wait_for(lambda: (lambda s: s if len(s) >= 2 else None)(

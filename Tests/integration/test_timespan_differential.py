@@ -81,6 +81,7 @@ def test_each_span_prints_and_fails_as_systemd_analyze_timespan():
     assert 200 <= valid <= len(corpus()) - 50, f"{valid} valid spans: the corpus needs both kinds"
 
 
+@pytest.mark.slow
 def test_several_spans_print_as_one_run_of_systemd_analyze_and_stop_at_the_first_invalid():
     spans = corpus()
     good = [s for s in spans if run("systemd-analyze", s).returncode == 0]

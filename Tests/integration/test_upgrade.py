@@ -46,6 +46,14 @@ def last_runs(d, name):
     return json.loads(d.taskctl("history", name, "--json").stdout)
 
 
+def end_entry(run_id):
+    """The run's end entry, once journald has it: the history tells an end before taskd's queue has
+    handed the run's last output lines and its end entry on."""
+    return wait_for(lambda: [e for e in journal(TASK_RUN_ID=run_id) if "TASK_OUTCOME" in e], timeout=30,
+                    what=f"the end of run {run_id} in the journal")[0]
+
+
+@pytest.mark.slow
 @needs_journal
 def test_upgrade_keeps_every_command_run_its_output_budget_and_watchers(daemon_factory, tmp_path):
     binary = install_copy(tmp_path)
@@ -84,6 +92,7 @@ def test_upgrade_keeps_every_command_run_its_output_budget_and_watchers(daemon_f
         return runs and runs[0]["state"] not in ("running", "cancelling", "killing")
     for name in started:
         wait_for(lambda: ended(name), timeout=30, what=f"{name}'s run to end")
+        end_entry(started[name])
     for name, (n, status) in seqs.items():
         runs = last_runs(d, name)
         assert [r["runId"] for r in runs] == [started[name]], f"{name}: one run, never started twice"
