@@ -4,9 +4,9 @@
 ///
 /// Compatible both ways with `RunSnapshot`'s form from before the document: the keys it wrote
 /// are written as it wrote them (instants as `[monotonic, realtime]`, a `UInt64.max` deadline left
-/// out, as JSON numbers stop at 2⁶³; the phase as a word with its `reason`), every one of them
-/// always, so a previous taskd reads a new document; every other key is optional on reading, and
-/// written only when it differs from a new run's value.
+/// out, as JSON numbers stop at 2⁶³; the phase as a word with its `reason`), so a previous taskd
+/// reads a new document; the keys added since are written only when they differ from a new run's
+/// value, and a key the reader misses (but the required ones of `init(from:)`) takes that value.
 extension Run: Codable {
     enum CodingKeys: String, CodingKey {
         // RunSnapshot's keys.

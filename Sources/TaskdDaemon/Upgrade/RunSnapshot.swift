@@ -13,8 +13,8 @@ package struct RunSnapshot: Codable, Sendable, Hashable {
 
     /// Nil for a run that has not started or has ended: only active runs are handed over. The
     /// snapshot leaves out the run's `checkpoint` (up to 64 KiB, handed to the handler as it
-    /// started and not read after; `checkpointRunID` is kept): it is written every 10 ms
-    /// (`active-runs.json`) and must fit the keeper's copy.
+    /// started and not read after; `checkpointRunID` is kept): `active-runs.json` is rewritten
+    /// up to every 10 ms, and the keeper's copy is at most 64 KiB.
     init?(_ run: Run) {
         guard run.started != nil, run.isActive else { return nil }
         var run = run
