@@ -155,7 +155,7 @@ struct AdoptionTests {
         var next = Scheduler(
             definitions: [commandTask("a"), commandTask("b")], startedAt: clock.now, random: SeededRandom(seed: 6))
         var gone = s.cutShort[0]
-        gone.identifier = "gone"
+        gone.run.key = TaskKey(kind: gone.key.kind, identifier: "gone")
         let (count, actions) = next.replay(s.cutShort + [gone], at: clock.now)
         #expect(count == 1, "a run whose task is gone is left out")
         #expect(actions.trace.contains("start"))

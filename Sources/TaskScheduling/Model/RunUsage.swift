@@ -1,6 +1,6 @@
 /// What a command's run used, read when it ended: from its cgroup (every process of the run)
 /// when it had one, else from the kernel's `rusage` of its main process and the children it waited for.
-public struct RunUsage: Hashable, Sendable {
+public struct RunUsage: Hashable, Sendable, Codable {
     /// CPU time, user and system, in µs.
     public var cpuUSec: UInt64?
     /// The most memory it held at once, in bytes (`memory.peak`: only with the memory controller;

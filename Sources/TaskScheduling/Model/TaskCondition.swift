@@ -113,3 +113,50 @@ public enum PressureWindow: String, Hashable, Sendable, CaseIterable {
         }
     }
 }
+
+extension TaskCondition: Codable {
+    private enum CodingKeys: String, CodingKey { case kind, usec, path, bytes, resource, permyriad, window }
+
+    /// `{"kind":"ac-power"}`, `{"kind":"idle","usec":N}`, `{"kind":"free-space","path":…,"bytes":N}`,
+    /// `{"kind":"pressure","resource":"memory","permyriad":N,"window":"1min"}`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .acPower, .batteryNotLow, .networkOnline, .networkUnmetered: try c.encode(description, forKey: .kind)
+        case .idle(let span):
+            try c.encode("idle", forKey: .kind)
+            try c.encode(span.microseconds, forKey: .usec)
+        case .freeSpace(let path, let bytes):
+            try c.encode("free-space", forKey: .kind)
+            try c.encode(path, forKey: .path)
+            try c.encode(bytes, forKey: .bytes)
+        case .pressure(let resource, let permyriad, let window):
+            try c.encode("pressure", forKey: .kind)
+            try c.encode(resource.rawValue, forKey: .resource)
+            try c.encode(permyriad, forKey: .permyriad)
+            try c.encode(window.rawValue, forKey: .window)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let kind = try c.decode(String.self, forKey: .kind)
+        switch kind {
+        case "ac-power": self = .acPower
+        case "battery-not-low": self = .batteryNotLow
+        case "network-online": self = .networkOnline
+        case "network-unmetered": self = .networkUnmetered
+        case "idle": self = .idle(TimeSpan(microseconds: try c.decode(UInt64.self, forKey: .usec)))
+        case "free-space":
+            self = .freeSpace(
+                path: try c.decode(String.self, forKey: .path), bytes: try c.decode(UInt64.self, forKey: .bytes))
+        case "pressure":
+            guard let resource = PressureResource(rawValue: try c.decode(String.self, forKey: .resource)),
+                let window = PressureWindow(rawValue: try c.decode(String.self, forKey: .window))
+            else { throw DecodingError.dataCorruptedError(forKey: .kind, in: c, debugDescription: "unknown pressure") }
+            self = .pressure(resource, permyriad: try c.decode(Int.self, forKey: .permyriad), window: window)
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .kind, in: c, debugDescription: "unknown condition \(kind)")
+        }
+    }
+}
