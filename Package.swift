@@ -1,6 +1,6 @@
 // swift-tools-version: 6.0
 // taskd: the iOS background-task model as a systemd-native Linux daemon.
-// No Swift package dependencies: the toolchain's libraries, libsystemd and a small C shim.
+// No Swift package dependencies: the toolchain's libraries, libsystemd, libcurl and small C shims.
 import PackageDescription
 
 /// libFuzzer targets (scripts/fuzz builds them with `--sanitize fuzzer`, which supplies their
@@ -28,6 +28,10 @@ let package = Package(
         // C layer: libsystemd through pkg-config, and the Linux calls Swift cannot reach directly.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CTaskdShim"),
+        // libcurl (Debian's libcurl4-openssl-dev), for etcd's gRPC API over HTTP/2, and the shim that
+        // keeps a connection and sets its options (curl_easy_setopt is variadic in C).
+        .systemLibrary(name: "CLibcurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "CTaskdCurl", dependencies: ["CLibcurl"]),
         // sd-bus calls (variadic in C): logind's sleep signal, inhibitors and idle state, the network state.
         .target(name: "CTaskdBus", linkerSettings: [.linkedLibrary("systemd")]),
 
