@@ -61,8 +61,10 @@ let package = Package(
         .target(
             name: "TaskdControl",
             dependencies: ["CSystemd", "CTaskdShim", "TaskdIO", "TaskdProcess", "TaskdProtocol", "TaskScheduling"]),
-        // Fleets: runs claimed across hosts through etcd (etcdctl), with leases and fence tokens.
-        .target(name: "TaskdFleet", dependencies: ["TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime"]),
+        // Fleets: runs claimed across hosts through etcd (its v3 gRPC API over kept libcurl
+        // connections, and a watch of the claims), with leases and fence tokens.
+        .target(
+            name: "TaskdFleet", dependencies: ["TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskdIO", "CTaskdCurl"]),
         // The daemon: the orchestrator that performs the scheduler's actions, the control service,
         // the state folder and the journal's events.
         .target(
@@ -117,6 +119,7 @@ let package = Package(
         .testTarget(name: "TaskdSystemTests", dependencies: ["TaskdSystem", "TaskdIO", "TaskdTestSupport"]),
         .testTarget(
             name: "TaskdControlTests", dependencies: ["TaskdControl", "TaskdIO", "TaskdProtocol", "TaskScheduling"]),
+        .testTarget(name: "TaskdFleetTests", dependencies: ["TaskdFleet", "TaskdConfig", "TaskdProtocol"]),
         .testTarget(
             name: "TaskdDaemonTests",
             dependencies: [
