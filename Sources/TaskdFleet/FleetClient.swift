@@ -38,8 +38,8 @@ public final class FleetClient: Sendable {
     private let watchdogQueue = DispatchQueue(label: "taskd.fleet.watchdog")
     let state = Mutex(State())
     /// How often a slot lost to another host is looked at again, and a `max:N` run waiting for a
-    /// place, ms: a takeover comes at most this long after the holder's claim expired in etcd.
-    static let pollMS = 500
+    /// place, ms, while no watch is up (with one, a deletion is seen as etcd makes it).
+    static let pollMS = 2000
 
     struct State: ~Copyable {
         /// The session lease, and until when it is surely alive (monotonic µs): the time its last
@@ -111,7 +111,7 @@ public final class FleetClient: Sendable {
         return id
     }
 
-    /// The renewal, every third of the lease, and the watchdog, every 100 ms.
+    /// The renewal, every third of the lease, the watchdog, every 100 ms, and the watch's thread.
     private func startTimers() {
         let start = state.withLock { s -> Bool in
             defer { s.timersStarted = true }
@@ -128,6 +128,7 @@ public final class FleetClient: Sendable {
         timers.withLock { $0 = started }
         renew.resume()
         watchdog.resume()
+        startWatch()
     }
 
     /// Renews the lease; a renewal that fails is tried again a quarter of a second later, until
