@@ -46,11 +46,16 @@ extension FleetClient {
     }
 
     /// Grants the waiters (of `only` that task, or of every task) whose keys are now among their
-    /// task's oldest.
-    func checkWaiting(_ only: String? = nil) {
+    /// task's oldest; false if etcd did not answer for one of the tasks.
+    @discardableResult
+    func checkWaiting(_ only: String? = nil) -> Bool {
         let waiting = state.withLock { $0.waiting }.filter { only == nil || $0.value.task == only }
+        var answered = true
         for task in Set(waiting.values.map(\.task)) {
-            guard let keys = try? etcd.list(prefix: "\(base)/claims/max/\(task)/") else { continue }
+            guard let keys = try? etcd.list(prefix: "\(base)/claims/max/\(task)/") else {
+                answered = false
+                continue
+            }
             for (runID, waiter) in waiting where waiter.task == task {
                 guard let place = keys.firstIndex(where: { $0.key == waiter.key }), place < waiter.limit else {
                     continue
@@ -59,5 +64,6 @@ extension FleetClient {
                 if granted { waiter.completion(.won(token: keys[place].createRevision)) }
             }
         }
+        return answered
     }
 }

@@ -92,7 +92,7 @@ extension FleetClient {
             return (poll, s.watchUp && s.watchRevision >= Int64(clamping: revision))
         }
         if poll { schedulePoll() }
-        if look { work.async { [self] in self.look(task, slot) } }
+        if look { work.async { [self] in if !self.look(task, slot) { lookAgainSoon() } } }
     }
 
     func schedulePoll() {
@@ -102,11 +102,7 @@ extension FleetClient {
     /// Looks at every watched slot and `max:N` waiter once; again in `pollMS` while no watch is up.
     func poll() {
         // etcd does not answer: nothing can be learnt now, and claims go first.
-        let watched = backingOff() == nil ? state.withLock { s in s.stopped ? [:] : s.watched } : [:]
-        for (task, slots) in watched {
-            for slot in slots.sorted() { look(task, slot) }
-        }
-        checkWaiting()
+        if backingOff() == nil { _ = lookAtAll() }
         let more = state.withLock { s -> Bool in
             s.watched = s.watched.filter { !$0.value.isEmpty }
             s.polling = !(s.watched.isEmpty && s.waiting.isEmpty) && !s.stopped && !s.watchUp
@@ -115,17 +111,38 @@ extension FleetClient {
         if more { schedulePoll() }
     }
 
-    /// Looks at a watched slot: let go if done, offered back (`takeOver`) if nobody holds it.
-    func look(_ task: String, _ slot: UInt64) {
+    /// Looks at every watched slot and `max:N` waiter once: false if etcd did not answer one.
+    func lookAtAll() -> Bool {
+        let watched = state.withLock { s in s.stopped ? [:] : s.watched }
+        var answered = true
+        for (task, slots) in watched {
+            for slot in slots.sorted() where !look(task, slot) { answered = false }
+        }
+        return checkWaiting() && answered
+    }
+
+    /// A look the watch asked for found etcd not answering (a member lost, a leader elected): the
+    /// deletion it saw is not seen again, so everything is looked at again 250 ms later, until etcd answers.
+    func lookAgainSoon() {
+        work.asyncAfter(deadline: .now() + .milliseconds(250)) { [self] in
+            if !state.withLock({ $0.stopped }) && !lookAtAll() { lookAgainSoon() }
+        }
+    }
+
+    /// Looks at a watched slot: let go if done, offered back (`takeOver`) if nobody holds it;
+    /// false if etcd did not answer.
+    @discardableResult
+    func look(_ task: String, _ slot: UInt64) -> Bool {
         let (slotKey, doneKey) = keys(task, slot)
         var txn = EtcdTransaction()
         txn.success = [.get(slotKey), .get(doneKey)]
-        guard let answer = try? etcd.transaction(txn) else { return }
+        guard let answer = try? etcd.transaction(txn) else { return false }
         let done = !answer.found(1).isEmpty
         let held = !answer.found(0).isEmpty
-        guard done || !held else { return }
+        guard done || !held else { return true }
         let watched = state.withLock { $0.watched[task]?.remove(slot) != nil }
         if watched && !done { events(.takeOver(task: task, slot: slot)) }
+        return true
     }
 
     func keys(_ task: String, _ slot: UInt64) -> (slot: String, done: String) {

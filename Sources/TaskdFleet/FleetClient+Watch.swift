@@ -29,9 +29,11 @@ extension FleetClient {
                 defer { s.watchUp = false }
                 return s.watchUp
             }
-            // Lost: the slower poll looks while the watch is down, and the next member is tried.
+            // Lost: the slower poll looks while the watch is down; the member the calls use now is
+            // tried next, or the one after this one if that is this one.
             if wasUp || connection == nil { startPolling() }
-            member = (member + 1) % etcd.endpoints.count
+            let preferred = etcd.preferred.withLock { $0 }
+            member = preferred != member ? preferred : (member + 1) % etcd.endpoints.count
             usleep(wasUp ? 50_000 : 1_000_000)
         }
     }
@@ -41,8 +43,9 @@ extension FleetClient {
     private func watchOnce(_ connection: HTTPConnection, member: Int, from: Int64) -> Int64 {
         var next = from
         var buffer: [UInt8] = []
-        // etcd found unreachable by a call: a member that lost its quorum keeps its streams open but
-        // quiet, so the watch is made again elsewhere (and the poll looks meanwhile).
+        // etcd found unreachable by a call, or the calls moved to another member (this one did not
+        // answer them): a member cut off from its quorum keeps its streams open but quiet, so the
+        // watch is made again where the calls go (and the poll looks meanwhile).
         let generation = state.withLock { $0.watchGeneration }
         let request = EtcdRequest.watchDeletions(prefix: base + "/claims/", from: from)
         guard let message = Protobuf.encode(request.body, as: request.message) else { return from }
@@ -51,6 +54,7 @@ extension FleetClient {
             connectTimeoutMS: etcd.connectTimeoutMS
         ) { piece in
             if state.withLock({ $0.stopped || $0.watchGeneration != generation }) { return false }
+            if etcd.preferred.withLock({ $0 }) != member { return false }
             guard let piece else { return true }
             buffer.append(contentsOf: piece)
             for frame in Protobuf.frames(&buffer) {
@@ -77,7 +81,7 @@ extension FleetClient {
                 s.watchRevision = max(s.watchRevision, revision)
             }
             // What was deleted while no watch was up (or before this one began): one look.
-            poll()
+            if !lookAtAll() { lookAgainSoon() }
             return true
         }
         for event in result["events"]?.arrayValue ?? [] where event["type"]?.stringValue == "DELETE" {
@@ -102,8 +106,9 @@ extension FleetClient {
                 parts[0] == "once" ? UInt64(parts[2]).flatMap { s.watched[task]?.contains($0) == true ? $0 : nil } : nil
             return (slot, parts[0] == "max" && s.waiting.values.contains { $0.task == task })
         }
-        if let slot { look(task, slot) }
-        if waited { checkWaiting(task) }
+        // etcd did not answer the look: the deletion is not told again, so the look is made again.
+        let answered = (slot.map { look(task, $0) } ?? true) && (!waited || checkWaiting(task))
+        if !answered { lookAgainSoon() }
     }
 
     /// Starts the poll if it is not running and something waits for it.
