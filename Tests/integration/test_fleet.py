@@ -176,7 +176,15 @@ def test_fleet_once_through_faults(daemon_factory, etcd, tmp_path):
             if fault:
                 # The lease lapses at most FleetLeaseSec= after the fault; then etcd's expiry check,
                 # the watch, the claim and the spawn, which a loaded machine slows by a second or so.
-                assert at - fault[-1][1] <= lease + 3, f"slot {slot} was taken over {at - fault[-1][1]:.1f} s after {fault[-1]}"
+                # An etcd member killed before it lapsed may have been the leader: the new leader
+                # extends every lease by its TTL and an election timeout (1 s), so the lease lapses
+                # then at most FleetLeaseSec= + 1 s after the last such kill (seen: a takeover 23 s
+                # after the fault, two leaders killed at its lease's end, 8.6 and 9.0 s after the last).
+                since, slack = fault[-1][1], 3
+                elections = [f[1] for f in faults if f[0] == "kill-etcd" and since <= f[1] <= at]
+                if elections:
+                    since, slack = elections[-1], 4
+                assert at - since <= lease + slack, f"slot {slot} was taken over {at - since:.1f} s after {fault[-1]}"
                 hit[fault[-1][0]] += 1
             else:
                 # The older run's host lost its lease by itself (an etcd member's loss stalled its
