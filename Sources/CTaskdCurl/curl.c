@@ -100,6 +100,12 @@ int taskd_http_post(taskd_http *http, const char *url, const char *body, size_t 
     http->grpc_status = -1;
     http->grpc_message[0] = 0;
     curl_easy_setopt(e, CURLOPT_URL, url);
+    // curl 7.88.1 (Debian 12) fails every request after the first on a kept h2c connection (HTTP/2
+    // with prior knowledge, http://) at once with CURLE_HTTP2 (seen; its ALPN h2 over TLS reuses
+    // fine): a plaintext request gets a connection of its own, a TLS one keeps its connection.
+    long plain = strncasecmp(url, "http://", 7) == 0;
+    curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, plain);
+    curl_easy_setopt(e, CURLOPT_FORBID_REUSE, plain);
     curl_easy_setopt(e, CURLOPT_POST, 1L);
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)length);
