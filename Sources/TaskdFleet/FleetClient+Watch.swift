@@ -43,9 +43,8 @@ extension FleetClient {
     private func watchOnce(_ connection: HTTPConnection, member: Int, from: Int64) -> Int64 {
         var next = from
         var buffer: [UInt8] = []
-        // etcd found unreachable by a call, or the calls moved to another member (this one did not
-        // answer them): a member cut off from its quorum keeps its streams open but quiet, so the
-        // watch is made again where the calls go (and the poll looks meanwhile).
+        // etcd found unreachable by a call: a member cut off from its quorum keeps its streams open
+        // but quiet, so the watch is made again where the calls go (and the poll looks meanwhile).
         let generation = state.withLock { $0.watchGeneration }
         let request = EtcdRequest.watchDeletions(prefix: base + "/claims/", from: from)
         guard let message = Protobuf.encode(request.body, as: request.message) else { return from }
@@ -54,7 +53,6 @@ extension FleetClient {
             connectTimeoutMS: etcd.connectTimeoutMS
         ) { piece in
             if state.withLock({ $0.stopped || $0.watchGeneration != generation }) { return false }
-            if etcd.preferred.withLock({ $0 }) != member { return false }
             guard let piece else { return true }
             buffer.append(contentsOf: piece)
             for frame in Protobuf.frames(&buffer) {
