@@ -1,6 +1,6 @@
 // swift-tools-version: 6.0
 // taskd: the iOS background-task model as a systemd-native Linux daemon.
-// No Swift package dependencies: the toolchain's libraries, libsystemd and a small C shim.
+// No Swift package dependencies: the toolchain's libraries, libsystemd, libcurl and small C shims.
 import PackageDescription
 
 /// libFuzzer targets (scripts/fuzz builds them with `--sanitize fuzzer`, which supplies their
@@ -28,6 +28,10 @@ let package = Package(
         // C layer: libsystemd through pkg-config, and the Linux calls Swift cannot reach directly.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CTaskdShim"),
+        // libcurl (Debian's libcurl4-openssl-dev), for etcd's gRPC API over HTTP/2, and the shim that
+        // keeps a connection and sets its options (curl_easy_setopt is variadic in C).
+        .systemLibrary(name: "CLibcurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "CTaskdCurl", dependencies: ["CLibcurl"]),
         // sd-bus calls (variadic in C): logind's sleep signal, inhibitors and idle state, the network state.
         .target(name: "CTaskdBus", linkerSettings: [.linkedLibrary("systemd")]),
 
@@ -57,8 +61,10 @@ let package = Package(
         .target(
             name: "TaskdControl",
             dependencies: ["CSystemd", "CTaskdShim", "TaskdIO", "TaskdProcess", "TaskdProtocol", "TaskScheduling"]),
-        // Fleets: runs claimed across hosts through etcd (etcdctl), with leases and fence tokens.
-        .target(name: "TaskdFleet", dependencies: ["TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskRuntime"]),
+        // Fleets: runs claimed across hosts through etcd (its v3 gRPC API over kept libcurl
+        // connections, and a watch of the claims), with leases and fence tokens.
+        .target(
+            name: "TaskdFleet", dependencies: ["TaskScheduling", "TaskdConfig", "TaskdProtocol", "TaskdIO", "CTaskdCurl"]),
         // The daemon: the orchestrator that performs the scheduler's actions, the control service,
         // the state folder and the journal's events.
         .target(
@@ -113,6 +119,7 @@ let package = Package(
         .testTarget(name: "TaskdSystemTests", dependencies: ["TaskdSystem", "TaskdIO", "TaskdTestSupport"]),
         .testTarget(
             name: "TaskdControlTests", dependencies: ["TaskdControl", "TaskdIO", "TaskdProtocol", "TaskScheduling"]),
+        .testTarget(name: "TaskdFleetTests", dependencies: ["TaskdFleet", "TaskdConfig", "TaskdProtocol"]),
         .testTarget(
             name: "TaskdDaemonTests",
             dependencies: [

@@ -5,7 +5,7 @@ import TaskdIO
     import Glibc
 #endif
 
-/// A short-lived helper program run to completion (taskd's own binary with `--version`, etcdctl):
+/// A short-lived helper program run to completion (taskd's own binary with `--version`):
 /// `input` on its stdin, what it wrote to stdout and stderr (at most 1 MiB each), its exit status.
 /// Blocking: call it on a thread of its own (`Thread.run`, a Dispatch queue), never on the pool.
 public enum ToolProcess {

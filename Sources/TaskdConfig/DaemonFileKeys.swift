@@ -47,7 +47,9 @@ enum DaemonFileKeys {
             "FleetCACert": { s, e throws(ConfigDiagnostic) in s.fleet.caCert = try Value.absolutePath(e) },
             "FleetCert": { s, e throws(ConfigDiagnostic) in s.fleet.cert = try Value.absolutePath(e) },
             "FleetKey": { s, e throws(ConfigDiagnostic) in s.fleet.key = try Value.absolutePath(e) },
-            "FleetEtcdctl": { s, e throws(ConfigDiagnostic) in s.fleet.etcdctl = try Value.absolutePath(e) },
+            // No longer used (taskd speaks etcd's gRPC API itself): accepted, so that a
+            // configuration written for an older taskd loads.
+            "FleetEtcdctl": { _, e throws(ConfigDiagnostic) in _ = try Value.absolutePath(e) },
         ]
     ])
 

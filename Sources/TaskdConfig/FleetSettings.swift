@@ -11,12 +11,11 @@ public struct FleetSettings: Hashable, Sendable {
     /// `FleetLeaseSec=`: the lease of this host's claims; a host that cannot renew it for this long
     /// loses them (its runs are cancelled before, reason `fence-lost`).
     public var lease = TimeSpan.seconds(10)
-    /// `FleetCACert=`, `FleetCert=`, `FleetKey=`: TLS, as etcdctl's `--cacert`, `--cert`, `--key`.
+    /// `FleetCACert=`, `FleetCert=`, `FleetKey=`: TLS, PEM files (the CA that signed etcd's
+    /// certificate, this host's client certificate and its key), as etcdctl's `--cacert`, `--cert`, `--key`.
     public var caCert: String?
     public var cert: String?
     public var key: String?
-    /// `FleetEtcdctl=`: the etcdctl to run (nil: `etcdctl` on the PATH).
-    public var etcdctl: String?
 
     public init() {}
 }

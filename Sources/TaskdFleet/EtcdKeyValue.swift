@@ -15,8 +15,8 @@ public struct EtcdKeyValue: Hashable, Sendable {
             guard let key = kv["key"]?.stringValue.flatMap(Base64.decodeText) else { return nil }
             return EtcdKeyValue(
                 key: key, value: kv["value"]?.stringValue.flatMap(Base64.decodeText) ?? "",
-                createRevision: UInt64(clamping: kv["create_revision"]?.intValue ?? 0),
-                lease: kv["lease"]?.intValue ?? 0)
+                createRevision: UInt64(clamping: EtcdRequest.int(kv["create_revision"]) ?? 0),
+                lease: EtcdRequest.int(kv["lease"]) ?? 0)
         }
     }
 }

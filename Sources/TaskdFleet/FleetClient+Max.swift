@@ -2,7 +2,8 @@ import Dispatch
 
 /// `Fleet=max:N`: at most N hosts run the task at a time (etcd's semaphore recipe). Each run puts
 /// `/taskd/NAME/claims/max/TASK/HOST,RUN` on this host's lease; the N oldest keys (by create revision)
-/// hold the semaphore, the others wait their turn, looked at again every `pollMS`.
+/// hold the semaphore, the others wait their turn: looked at again when the watch (`+Watch`) sees a
+/// key of the task deleted, or every `pollMS` while no watch is up.
 extension FleetClient {
     /// Takes one of the task's `limit` places for run `runID`; the completion comes when it holds
     /// one (`won`, the key's revision as token) or etcd cannot be reached (`unavailable`).
@@ -13,18 +14,21 @@ extension FleetClient {
                 let lease = try patiently { () throws(FleetError) in
                     let lease = try self.lease()
                     do throws(FleetError) {
-                        _ = try etcd.call(["put", key, host, "--lease=" + String(lease, radix: 16)])
+                        _ = try etcd.call(.put(key, host, lease: lease))
                     } catch {
                         if error.leaseGone { lose(lease, why: error.description) }
                         throw error
                     }
                     return lease
                 }
-                state.withLock {
-                    $0.holders[runID] = lease
-                    $0.waiting[runID] = Waiter(task: task, limit: limit, key: key, completion: completion)
+                let poll = state.withLock { s -> Bool in
+                    s.holders[runID] = lease
+                    s.waiting[runID] = Waiter(task: task, limit: limit, key: key, completion: completion)
+                    defer { if !s.watchUp { s.polling = true } }
+                    return !s.watchUp && !s.polling
                 }
-                checkWaiting()
+                checkWaiting(task)
+                if poll { schedulePoll() }
             } catch {
                 completion(.unavailable(error.description))
             }
@@ -38,14 +42,20 @@ extension FleetClient {
             $0.holders[runID] = nil
             $0.waiting[runID] = nil
         }
-        cleanup.async { [etcd] in _ = try? etcd.call(["del", key]) }
+        cleanup.async { [etcd] in _ = try? etcd.call(.delete(key)) }
     }
 
-    /// Grants the waiters whose keys are now among their task's oldest; polls again while any wait.
-    private func checkWaiting() {
-        let waiting = state.withLock { $0.waiting }
+    /// Grants the waiters (of `only` that task, or of every task) whose keys are now among their
+    /// task's oldest; false if etcd did not answer for one of the tasks.
+    @discardableResult
+    func checkWaiting(_ only: String? = nil) -> Bool {
+        let waiting = state.withLock { $0.waiting }.filter { only == nil || $0.value.task == only }
+        var answered = true
         for task in Set(waiting.values.map(\.task)) {
-            guard let keys = try? etcd.list(prefix: "\(base)/claims/max/\(task)/") else { continue }
+            guard let keys = try? etcd.list(prefix: "\(base)/claims/max/\(task)/") else {
+                answered = false
+                continue
+            }
             for (runID, waiter) in waiting where waiter.task == task {
                 guard let place = keys.firstIndex(where: { $0.key == waiter.key }), place < waiter.limit else {
                     continue
@@ -54,8 +64,6 @@ extension FleetClient {
                 if granted { waiter.completion(.won(token: keys[place].createRevision)) }
             }
         }
-        if !state.withLock({ $0.waiting.isEmpty || $0.stopped }) {
-            work.asyncAfter(deadline: .now() + .milliseconds(Self.pollMS)) { [self] in checkWaiting() }
-        }
+        return answered
     }
 }

@@ -25,8 +25,8 @@ extension FleetClient {
                 var txn = EtcdTransaction()
                 txn.created(slotKey, at: 0)
                 txn.created(doneKey, at: 0)
-                txn.success = ["put \(slotKey) \(host) --lease=\(String(lease, radix: 16))"]
-                txn.failure = ["get \(slotKey)", "get \(doneKey)"]
+                txn.success = [.put(slotKey, host, lease: lease)]
+                txn.failure = [.get(slotKey), .get(doneKey)]
                 do throws(FleetError) {
                     return (lease, try etcd.transaction(txn))
                 } catch {
@@ -44,12 +44,12 @@ extension FleetClient {
                 return kept ? .won(token: answer.revision) : .unavailable("this host's lease was lost")
             }
             if let holder = answer.found(0).first, holder.lease == lease, holder.value == host {
-                // This very claim, made by a try whose answer was lost (`Etcdctl.call`).
+                // This very claim, made by a try whose answer was lost (`EtcdRPC.call`).
                 state.withLock { $0.holders[runID] = lease }
                 return .won(token: holder.createRevision)
             }
             if let holder = answer.found(0).first {
-                watch(task, slot)
+                watch(task, slot, lostAt: answer.revision)
                 return .lost(host: holder.value, token: holder.createRevision)
             }
             let done = answer.found(1).first?.value.split(separator: ",") ?? []
@@ -71,57 +71,81 @@ extension FleetClient {
         cleanup.async { [self] in
             var txn = EtcdTransaction()
             txn.created(slotKey, at: token)
-            txn.success = ["del \(slotKey)"]
-            if ran { txn.success += ["put \(doneKey) \(host),\(token)", "del \(oldest) \(forgotten)"] }
+            txn.success = [.delete(slotKey)]
+            if ran { txn.success += [.put(doneKey, "\(host),\(token)"), .delete(oldest, end: forgotten)] }
             _ = try? etcd.transaction(txn)
         }
     }
 
-    /// Watches a slot lost to another host until it is done, or offered back.
-    private func watch(_ task: String, _ slot: UInt64) {
-        let start = state.withLock { s -> Bool in
+    /// Watches a slot lost to another host (the claim's answer was at revision `lostAt`) until it
+    /// is done, or offered back: the watch (`+Watch`) sees its claim deleted; while none is up,
+    /// a poll looks. A deletion the watch saw before the slot was added here is looked for once.
+    private func watch(_ task: String, _ slot: UInt64, lostAt revision: UInt64) {
+        let (poll, look) = state.withLock { s -> (Bool, Bool) in
             var slots = s.watched[task, default: []]
             slots.insert(slot)
             // A bounded watch: the oldest slots are let go first.
             while slots.count > 16, let oldest = slots.min() { slots.remove(oldest) }
             s.watched[task] = slots
-            defer { s.polling = true }
-            return !s.polling
+            let poll = !s.watchUp && !s.polling
+            if poll { s.polling = true }
+            return (poll, s.watchUp && s.watchRevision >= Int64(clamping: revision))
         }
-        if start { schedulePoll() }
+        if poll { schedulePoll() }
+        if look { work.async { [self] in if !self.look(task, slot) { lookAgainSoon() } } }
     }
 
-    private func schedulePoll() {
+    func schedulePoll() {
         work.asyncAfter(deadline: .now() + .milliseconds(Self.pollMS)) { [self] in poll() }
     }
 
-    /// Looks at every watched slot once: done ones are let go, ones nobody holds are offered back.
-    private func poll() {
+    /// Looks at every watched slot and `max:N` waiter once; again in `pollMS` while no watch is up.
+    func poll() {
         // etcd does not answer: nothing can be learnt now, and claims go first.
-        let watched = backingOff() == nil ? state.withLock { s in s.stopped ? [:] : s.watched } : [:]
-        for (task, slots) in watched {
-            for slot in slots.sorted() {
-                let (slotKey, doneKey) = keys(task, slot)
-                var txn = EtcdTransaction()
-                txn.success = ["get \(slotKey)", "get \(doneKey)"]
-                guard let answer = try? etcd.transaction(txn) else { continue }
-                let done = !answer.found(1).isEmpty
-                let held = !answer.found(0).isEmpty
-                if done || !held {
-                    state.withLock { _ = $0.watched[task]?.remove(slot) }
-                    if !done { events(.takeOver(task: task, slot: slot)) }
-                }
-            }
-        }
+        if backingOff() == nil { _ = lookAtAll() }
         let more = state.withLock { s -> Bool in
             s.watched = s.watched.filter { !$0.value.isEmpty }
-            s.polling = !s.watched.isEmpty && !s.stopped
+            s.polling = !(s.watched.isEmpty && s.waiting.isEmpty) && !s.stopped && !s.watchUp
             return s.polling
         }
         if more { schedulePoll() }
     }
 
-    private func keys(_ task: String, _ slot: UInt64) -> (slot: String, done: String) {
+    /// Looks at every watched slot and `max:N` waiter once: false if etcd did not answer one.
+    func lookAtAll() -> Bool {
+        let watched = state.withLock { s in s.stopped ? [:] : s.watched }
+        var answered = true
+        for (task, slots) in watched {
+            for slot in slots.sorted() where !look(task, slot) { answered = false }
+        }
+        return checkWaiting() && answered
+    }
+
+    /// A look the watch asked for found etcd not answering (a member lost, a leader elected): the
+    /// deletion it saw is not seen again, so everything is looked at again 250 ms later, until etcd answers.
+    func lookAgainSoon() {
+        work.asyncAfter(deadline: .now() + .milliseconds(250)) { [self] in
+            if !state.withLock({ $0.stopped }) && !lookAtAll() { lookAgainSoon() }
+        }
+    }
+
+    /// Looks at a watched slot: let go if done, offered back (`takeOver`) if nobody holds it;
+    /// false if etcd did not answer.
+    @discardableResult
+    func look(_ task: String, _ slot: UInt64) -> Bool {
+        let (slotKey, doneKey) = keys(task, slot)
+        var txn = EtcdTransaction()
+        txn.success = [.get(slotKey), .get(doneKey)]
+        guard let answer = try? etcd.transaction(txn) else { return false }
+        let done = !answer.found(1).isEmpty
+        let held = !answer.found(0).isEmpty
+        guard done || !held else { return true }
+        let watched = state.withLock { $0.watched[task]?.remove(slot) != nil }
+        if watched && !done { events(.takeOver(task: task, slot: slot)) }
+        return true
+    }
+
+    func keys(_ task: String, _ slot: UInt64) -> (slot: String, done: String) {
         let slotText = Self.padded(slot)
         return ("\(base)/claims/once/\(task)/\(slotText)", "\(base)/done/\(task)/\(slotText)")
     }

@@ -12,19 +12,20 @@ import TaskdProtocol
 /// hangs on, renewed every third of its time; the claims on runs' slots (`+Once`, `+Max`); and the
 /// watchdog that declares the claims lost before the lease can have expired in etcd.
 ///
-/// Every etcd call blocks a Dispatch queue of the client's, never the event loop or the pool:
-/// `work` (claims, the polls of slots lost to others), `cleanup` (what may wait: claims given
-/// back, slots marked done), `renewal` (the lease) and `watchdog` (its deadline), so that a slow
-/// etcd delays neither the renewal nor the deadline, and a claim waits for no cleanup.
-/// Completions and `events` are called on those queues.
+/// Every etcd call blocks a Dispatch queue or a thread of the client's, never the event loop or
+/// the pool: `work` (claims, and the polls of slots lost to others while no watch is up),
+/// `cleanup` (what may wait: claims given back, slots marked done), `renewal` (the lease),
+/// `watchdog` (its deadline) and the watch's thread (`+Watch`: the claims' deletions, which
+/// start takeovers and wake `max:N` waiters), so that a slow etcd delays neither the renewal nor
+/// the deadline, and a claim waits for no cleanup. Completions and `events` are called on those.
 public final class FleetClient: Sendable {
     public let host: String
     /// `FleetName=`.
     public let name: String
-    let etcd: Etcdctl
+    let etcd: EtcdRPC
     /// For the renewals: shorter timeouts, so that a member that does not answer costs one retry,
     /// not the lease.
-    private let quick: Etcdctl
+    private let quick: EtcdRPC
     /// `/taskd/NAME`: every key of the fleet is under it.
     let base: String
     /// The lease's time, seconds.
@@ -37,8 +38,8 @@ public final class FleetClient: Sendable {
     private let watchdogQueue = DispatchQueue(label: "taskd.fleet.watchdog")
     let state = Mutex(State())
     /// How often a slot lost to another host is looked at again, and a `max:N` run waiting for a
-    /// place, ms: a takeover comes at most this long after the holder's claim expired in etcd.
-    static let pollMS = 500
+    /// place, ms, while no watch is up (with one, a deletion is seen as etcd makes it).
+    static let pollMS = 2000
 
     struct State: ~Copyable {
         /// The session lease, and until when it is surely alive (monotonic µs): the time its last
@@ -50,6 +51,11 @@ public final class FleetClient: Sendable {
         /// Slots lost to another host, watched until done (or taken over): task → slots.
         var watched: [String: Set<UInt64>] = [:]
         var polling = false
+        /// The watch of the claims' deletions is up (`+Watch`), and the last revision it saw.
+        var watchUp = false
+        var watchRevision: Int64 = 0
+        /// Moved on when etcd is found unreachable: the watch's stream is made again.
+        var watchGeneration = 0
         /// `Fleet=max:N` runs waiting their turn: run id → (task, limit, key, completion).
         var waiting: [String: Waiter] = [:]
         var reachable = true
@@ -74,8 +80,8 @@ public final class FleetClient: Sendable {
 
     public init(settings: FleetSettings, host: String, events: @escaping @Sendable (FleetEvent) -> Void) {
         self.host = host
-        etcd = Etcdctl(settings, commandTimeoutMS: 1500, dialTimeoutMS: 500)
-        quick = Etcdctl(settings, commandTimeoutMS: 1000, dialTimeoutMS: 500)
+        etcd = EtcdRPC(settings, timeoutMS: 1500, connectTimeoutMS: 500)
+        quick = EtcdRPC(settings, timeoutMS: 1000, connectTimeoutMS: 500)
         name = settings.name
         base = "/taskd/" + settings.name
         ttl = max(2, Int(settings.lease.microseconds / 1_000_000))
@@ -100,12 +106,12 @@ public final class FleetClient: Sendable {
             $0.validUntil = sent + UInt64(ttl) * 1_000_000
         }
         // Who is in the fleet, for `taskctl fleet`: a key of this host's on its lease.
-        _ = try? etcd.call(["put", "\(base)/hosts/\(host)", String(id, radix: 16), "--lease=" + String(id, radix: 16)])
+        _ = try? etcd.call(.put("\(base)/hosts/\(host)", String(id, radix: 16), lease: id))
         startTimers()
         return id
     }
 
-    /// The renewal, every third of the lease, and the watchdog, every 100 ms.
+    /// The renewal, every third of the lease, the watchdog, every 100 ms, and the watch's thread.
     private func startTimers() {
         let start = state.withLock { s -> Bool in
             defer { s.timersStarted = true }
@@ -122,6 +128,7 @@ public final class FleetClient: Sendable {
         timers.withLock { $0 = started }
         renew.resume()
         watchdog.resume()
+        startWatch()
     }
 
     /// Renews the lease; a renewal that fails is tried again a quarter of a second later, until
@@ -182,6 +189,7 @@ public final class FleetClient: Sendable {
     func reachable(_ now: Bool, why: String) {
         let changed = state.withLock { s -> Bool in
             defer { s.reachable = now }
+            if !now && s.reachable { s.watchGeneration += 1 }
             return s.reachable != now
         }
         if changed { events(.reachable(now, why: why)) }

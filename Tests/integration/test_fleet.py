@@ -7,13 +7,14 @@ import os
 import random
 import signal
 import subprocess
+import threading
 import time
 from collections import Counter, defaultdict
 
 import pytest
 
 from conftest import VARLINK_CALL, journal, wait_for
-from fleet_bench import etcd, fleet_task, instances, job, needs_etcd, read_log  # noqa: F401 (etcd: a fixture)
+from fleet_bench import ETCDCTL, etcd, fleet_task, instances, job, needs_etcd, read_log  # noqa: F401 (etcd: a fixture)
 
 # Each test starts a 3-member etcd cluster and waits on its leases (5-25 s): left to the full run;
 # the quick lane has the fleet's rules on the manual clock (TaskdDaemonTests, ManualFleet).
@@ -176,7 +177,15 @@ def test_fleet_once_through_faults(daemon_factory, etcd, tmp_path):
             if fault:
                 # The lease lapses at most FleetLeaseSec= after the fault; then etcd's expiry check,
                 # the watch, the claim and the spawn, which a loaded machine slows by a second or so.
-                assert at - fault[-1][1] <= lease + 3, f"slot {slot} was taken over {at - fault[-1][1]:.1f} s after {fault[-1]}"
+                # An etcd member killed before it lapsed may have been the leader: the new leader
+                # extends every lease by its TTL and an election timeout (1 s), so the lease lapses
+                # then at most FleetLeaseSec= + 1 s after the last such kill (seen: a takeover 23 s
+                # after the fault, two leaders killed at its lease's end, 8.6 and 9.0 s after the last).
+                since, slack = fault[-1][1], 3
+                elections = [f[1] for f in faults if f[0] == "kill-etcd" and since <= f[1] <= at]
+                if elections:
+                    since, slack = elections[-1], 4
+                assert at - since <= lease + slack, f"slot {slot} was taken over {at - since:.1f} s after {fault[-1]}"
                 hit[fault[-1][0]] += 1
             else:
                 # The older run's host lost its lease by itself (an etcd member's loss stalled its
@@ -212,6 +221,7 @@ def test_fleet_catch_up_runs_a_missed_slot_only_if_no_host_ran_it(daemon_factory
                     what="h1's catch-up to end")
     assert lost[0]["TASK_CANCEL_REASON"] == "elsewhere" and lost[0]["TASK_FLEET_HOST"] == "h0", lost[0]
 
+    stops = [time.time()]  # when a stop of both hosts began
     h0.stop()
     h1.stop()
     both_down = time.time()
@@ -226,16 +236,20 @@ def test_fleet_catch_up_runs_a_missed_slot_only_if_no_host_ran_it(daemon_factory
     elsewhere = lambda: [e for e in journal(TASK_TRIGGER="catchup", TASK_CANCEL_REASON="elsewhere")
                          if e.get("TASK_FLEET_HOST") == "h1"]
     wait_for(elsewhere, timeout=30, what="h0's catch-up of that slot to find it ran on h1")
+    stops.append(time.time())
     h0.stop()
     h1.stop()
     # A run a stop cut short gives its slot back, to be taken over under a newer token: the only
-    # way a slot starts twice.
+    # way a slot starts twice. When both hosts stop, the takeover of a slot h0's stop gave back
+    # starts on h1 at once (the watch), and h1's own stop, right after, may cut it too.
     log = read_log(tmp_path)
     assert max(Counter(slot for what, slot, _, _, _ in log if what == "end").values()) == 1, log
     for slot, n in Counter(slot for what, slot, _, _, _ in log if what == "start").items():
         tokens = [token for what, s, token, _, _ in log if s == slot and what == "start"]
         cut = [token for what, s, token, _, _ in log if s == slot and what == "cancelled"]
-        assert n == 1 or (len(cut) == n - 1 and max(cut) < max(tokens)), log
+        stopped = [token for what, s, token, _, ns in log if s == slot and what == "cancelled" and token == max(tokens)
+                   and any(0 <= ns / 1e9 - t < 30 for t in stops)]
+        assert n == 1 or (len(cut) == n - 1 and max(cut) < max(tokens)) or (len(cut) == n and stopped), log
 
 
 @needs_etcd
@@ -290,3 +304,59 @@ def test_fleet_a_run_taken_over_after_a_crash_is_cancelled_before_its_claim_laps
     for d in hosts:
         d.stop()
     assert again[0][4] > cut[0][4], "taken over only once the kept run was cancelled"
+
+
+class ClaimDeletions:
+    """`etcdctl watch` of the fleet's once-claims, in a thread: when etcd deleted each claim key
+    (for a claim whose holder died: when etcd expired its lease)."""
+
+    def __init__(self, etcd):
+        self.seen = {}
+        self.proc = subprocess.Popen(
+            [ETCDCTL, "--endpoints", etcd.endpoints, "watch", "--prefix", "/taskd/test/claims/once/"],
+            stdout=subprocess.PIPE, text=True, env={**os.environ, "ETCDCTL_API": "3"})
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self):
+        deleting = None
+        for line in self.proc.stdout:
+            line = line.strip()
+            if line == "DELETE":
+                deleting = time.time()
+            elif deleting is not None:
+                self.seen.setdefault(int(line.rsplit("/", 1)[1]), deleting)
+                deleting = None
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+@needs_etcd
+def test_fleet_takeover_starts_within_a_second_of_the_lease_expiring(daemon_factory, etcd, tmp_path):
+    # The holder of a slot is killed (SIGKILL, not restarted) just after its run starts: its claim
+    # goes when etcd expires its lease, and the other host, which lost the slot and watches it,
+    # starts the takeover at once: within 1 s of the expiry (3 s allowed for a loaded machine),
+    # not at a poll's next turn. A slot every 10 s, runs of 8 s: both hosts are idle at each slot.
+    lease = 4
+    task = fleet_task(job(tmp_path, 8)).replace("OnCalendar=*:*:*", "OnCalendar=*:*:0/10")
+    hosts = instances(daemon_factory, etcd, tmp_path, {"tick.task": task}, hosts=2, lease=lease)
+    deletions = ClaimDeletions(etcd)
+    try:
+        seen = {e[:3] for e in contested(tmp_path)}
+        _, slot, _, holder, _ = wait_for(lambda: [e for e in contested(tmp_path) if e[:3] not in seen], timeout=40,
+                                         interval=0.1, what="a run of a slot the other host lost")[0]
+        killed = time.time()
+        hosts[int(holder[1:])].proc.kill()
+        again = wait_for(lambda: [e for e in read_log(tmp_path) if e[0] == "start" and e[1] == slot and e[3] != holder],
+                         timeout=lease + 15, interval=0.05, what="the slot taken over")[0]
+        expired = wait_for(lambda: deletions.seen.get(slot), timeout=5, what="the claim's deletion")
+    finally:
+        deletions.stop()
+        for d in hosts:
+            d.stop()
+    started = again[4] / 1e9
+    print(f"takeover started {started - expired:.3f} s after etcd expired the lease "
+          f"({started - killed:.3f} s after the kill, lease {lease} s)")
+    assert 0 <= started - expired < 3, f"taken over {started - expired:.3f} s after the lease expired"
+    assert journal(MESSAGE_ID="24c6b926b28b42fea04c563bfdabd1c1"), "the takeover is journaled"
