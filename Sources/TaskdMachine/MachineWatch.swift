@@ -9,7 +9,7 @@ import TaskdIO
 /// the system bus (logind's idle state and sleep, the network), free space and pressure. It calls
 /// `onEvent` on the event loop when a condition may have changed or the system sleeps or resumes;
 /// `unheld(_:)` then says which conditions do not hold. Use it from the event loop only:
-/// `@unchecked Sendable` as the owner of the `SystemBus` (see there), whose callbacks reach it on
+/// Unchecked for sendability as the owner of the `SystemBus` (see there), whose callbacks reach it on
 /// the loop; the daemon's `MachineLink` component is its one caller.
 package final class MachineWatch: MachinePort, @unchecked Sendable {
     /// How often free space and pressure are read while a run needs them: no event tells of them.

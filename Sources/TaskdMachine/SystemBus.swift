@@ -8,7 +8,7 @@ import TaskdIO
 /// taskd's connection to the system bus, driven from the event loop: logind's `PrepareForSleep`,
 /// its inhibitors and idle state, and the network state from NetworkManager or systemd-networkd.
 /// Every call is asynchronous and `onEvent` runs on the event loop; use it only from the loop.
-/// `@unchecked Sendable` because sd-bus is single-threaded and not re-entrant: the loop's fd handler
+/// Unchecked for sendability because sd-bus is single-threaded and not re-entrant: the loop's fd handler
 /// is its one driver, and a lock would deadlock on the calls its callbacks make back into it
 /// (a sleep signal releasing an inhibitor); `processing` orders those instead.
 package final class SystemBus: @unchecked Sendable {
