@@ -3,7 +3,6 @@ import TaskScheduling
 import TaskdConfig
 import TaskdControl
 import TaskdIO
-import TaskdProcess
 import TaskdProtocol
 import TaskdSystem
 
